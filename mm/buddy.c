@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The buddy allocator proper: free_area[order].free_list[migratetype],
+ * splitting on allocation and merging on free. All functions here run with
+ * pool->lock held.
+ */
+#include "mm/internal.h"
+
+void list_init(struct frame_list *l)
+{
+	l->head = NIL;
+	l->count = 0;
+}
+
+void list_add(struct mm_pool *pool, struct frame_list *l, uint32_t pfn)
+{
+	struct mm_frame *f = &pool->frames[pfn];
+
+	f->prev = NIL;
+	f->next = l->head;
+	if (l->head != NIL)
+		pool->frames[l->head].prev = pfn;
+	l->head = pfn;
+	l->count++;
+}
+
+void list_del(struct mm_pool *pool, struct frame_list *l, uint32_t pfn)
+{
+	struct mm_frame *f = &pool->frames[pfn];
+
+	if (f->prev != NIL)
+		pool->frames[f->prev].next = f->next;
+	else
+		l->head = f->next;
+	if (f->next != NIL)
+		pool->frames[f->next].prev = f->prev;
+	f->next = f->prev = NIL;
+	l->count--;
+}
+
+uint32_t list_pop(struct mm_pool *pool, struct frame_list *l)
+{
+	uint32_t pfn = l->head;
+
+	if (pfn != NIL)
+		list_del(pool, l, pfn);
+	return pfn;
+}
+
+void __add_free_block(struct mm_pool *pool, uint64_t pfn, unsigned int order,
+		      enum mm_migratetype mt)
+{
+	struct mm_frame *f = &pool->frames[pfn];
+	struct free_area *area = &pool->free_area[order];
+
+	f->state = MM_FRAME_FREE;
+	f->order = order;
+	f->mt = mt;
+	f->owner = MM_NO_OWNER;
+	list_add(pool, &area->free_list[mt], pfn);
+	area->nr_free++;
+	pool->free_pages += 1UL << order;
+}
+
+void __del_free_block(struct mm_pool *pool, uint64_t pfn)
+{
+	struct mm_frame *f = &pool->frames[pfn];
+	struct free_area *area = &pool->free_area[f->order];
+
+	list_del(pool, &area->free_list[f->mt], pfn);
+	area->nr_free--;
+	pool->free_pages -= 1UL << f->order;
+	f->state = MM_FRAME_TAIL;
+}
+
+/*
+ * Split a block of order @high down to @low, keeping the lowest piece and
+ * putting each upper half on the @mt list: the remainder of a block serves
+ * the same type later, which is what keeps a pageblock homogeneous.
+ */
+void expand(struct mm_pool *pool, uint64_t pfn, unsigned int low,
+	    unsigned int high, enum mm_migratetype mt)
+{
+	while (high > low) {
+		high--;
+		__add_free_block(pool, pfn + (1UL << high), high, mt);
+	}
+}
+
+enum mm_migratetype free_list_type(struct mm_pool *pool, uint64_t pfn)
+{
+	return pool->grouping ? get_pageblock_migratetype(pool, pfn)
+			      : MIGRATE_MOVABLE;
+}
+
+static bool page_is_buddy(struct mm_pool *pool, uint64_t buddy,
+			  unsigned int order)
+{
+	const struct mm_frame *f;
+
+	if (buddy + (1UL << order) > pool->nr_frames)
+		return false;
+	f = &pool->frames[buddy];
+	return f->state == MM_FRAME_FREE && f->order == order;
+}
+
+/*
+ * Merge with free buddies as far as they go. The merged block goes on the
+ * free list of its pageblock's type (patch 010: the pageblock, not the page,
+ * decides), so a page an UNMOVABLE request borrowed from a MOVABLE block
+ * returns to MOVABLE. A block larger than a pageblock is wholly free, so
+ * its pageblocks take the head's type and the counts stay truthful.
+ */
+void __free_one_page(struct mm_pool *pool, uint64_t pfn, unsigned int order)
+{
+	enum mm_migratetype mt;
+
+	pool->frames[pfn].state = MM_FRAME_TAIL;
+	while (order < MM_MAX_ORDER - 1) {
+		uint64_t buddy = pfn ^ (1UL << order);
+
+		if (!page_is_buddy(pool, buddy, order))
+			break;
+		__del_free_block(pool, buddy);
+		pfn &= buddy;
+		order++;
+	}
+	mt = free_list_type(pool, pfn);
+	if (order > MM_PAGEBLOCK_ORDER && pool->grouping)
+		set_pageblocks_migratetype(pool, pfn, order, mt);
+	__add_free_block(pool, pfn, order, mt);
+}
+
+/*
+ * Take the smallest free block of @mt that fits. Splitting a block of at
+ * least a pageblock claims the pageblock(s) for @mt (patch 010).
+ */
+long __rmqueue_smallest(struct mm_pool *pool, unsigned int order,
+			enum mm_migratetype mt)
+{
+	for (unsigned int o = order; o < MM_MAX_ORDER; o++) {
+		uint32_t pfn = pool->free_area[o].free_list[mt].head;
+
+		if (pfn == NIL)
+			continue;
+		__del_free_block(pool, pfn);
+		if (o >= MM_PAGEBLOCK_ORDER && pool->grouping)
+			set_pageblocks_migratetype(pool, pfn, o, mt);
+		expand(pool, pfn, order, o, mt);
+		return pfn;
+	}
+	return -1;
+}
+
+/*
+ * Plain buddy (grouping off) still finds blocks left on other lists by a
+ * run with grouping on; it just never converts or counts a fallback.
+ */
+static long __rmqueue_any(struct mm_pool *pool, unsigned int order)
+{
+	static const enum mm_migratetype order_of_lists[] = {
+		MIGRATE_MOVABLE, MIGRATE_RECLAIMABLE, MIGRATE_UNMOVABLE,
+	};
+
+	for (unsigned int i = 0; i < MIGRATE_TYPES; i++) {
+		long pfn = __rmqueue_smallest(pool, order, order_of_lists[i]);
+
+		if (pfn >= 0)
+			return pfn;
+	}
+	return -1;
+}
+
+long __rmqueue(struct mm_pool *pool, unsigned int order,
+	       enum mm_migratetype mt)
+{
+	long pfn;
+
+	if (!pool->grouping)
+		return __rmqueue_any(pool, order);
+	pfn = __rmqueue_smallest(pool, order, mt);
+	if (pfn < 0)
+		pfn = __rmqueue_fallback(pool, order, mt);
+	return pfn;
+}
+
+void __mark_allocated(struct mm_pool *pool, uint64_t pfn, unsigned int order,
+		      enum mm_migratetype mt, uint32_t owner)
+{
+	struct mm_frame *f = &pool->frames[pfn];
+
+	f->state = MM_FRAME_ALLOC;
+	f->order = order;
+	f->mt = mt;
+	f->owner = owner;
+	pool->counters.alloc[order]++;
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * mm/ internals shared by its files; nothing outside mm/ includes this.
+ *
+ * Naming: a leading "__" means "the caller holds pool->lock", as in
+ * Linux's __rmqueue/__free_one_page.
+ */
+#ifndef GPMM_MM_INTERNAL_H
+#define GPMM_MM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "mm/mm.h"
+
+#define NIL			UINT32_MAX
+#define PCP_DEFAULT_HIGH	186
+#define PCP_DEFAULT_BATCH	31
+
+/*
+ * Per-frame metadata, the pool's struct page: 16 bytes. next/prev link a
+ * free block on its free list or an order-0 frame on a per-thread list;
+ * only heads carry order, state, mt and owner.
+ */
+struct mm_frame {
+	uint32_t next;
+	uint32_t prev;
+	uint32_t owner;
+	uint8_t order;
+	uint8_t state;		/* enum mm_frame_state */
+	uint8_t mt;		/* free: list type; allocated: requested type */
+	uint8_t pad;
+};
+
+/* A doubly linked list of frames by index: O(1) removal of a buddy. */
+struct frame_list {
+	uint32_t head;
+	uint32_t count;
+};
+
+struct free_area {
+	struct frame_list free_list[MIGRATE_TYPES];
+	uint64_t nr_free;
+};
+
+struct mm_pcp {
+	struct mm_pool *pool;
+	atomic_flag lock;	/* owner's fast path; taken by remote drains */
+	unsigned int count;
+	uint64_t nr_alloc;	/* folded into pool counters on destroy */
+	uint64_t nr_free;
+	struct frame_list lists[MIGRATE_TYPES];
+	struct mm_pcp *next_pcp;
+};
+
+struct mm_pool {
+	pthread_mutex_t lock;		/* like zone->lock */
+	int fd;
+	uint64_t nr_frames;
+	uint64_t nr_pageblocks;
+	uint64_t free_pages;
+	bool grouping;
+	unsigned int pcp_high;
+	unsigned int pcp_batch;
+	struct mm_frame *frames;
+	unsigned long *pageblock_flags;
+	struct free_area free_area[MM_MAX_ORDER];
+	struct mm_counters counters;
+
+	pthread_mutex_t pcp_list_lock;	/* taken before any pcp lock */
+	struct mm_pcp *pcps;
+	atomic_uint_fast64_t pcp_pages;
+};
+
+/* frame lists */
+void list_init(struct frame_list *l);
+void list_add(struct mm_pool *pool, struct frame_list *l, uint32_t pfn);
+void list_del(struct mm_pool *pool, struct frame_list *l, uint32_t pfn);
+uint32_t list_pop(struct mm_pool *pool, struct frame_list *l);
+
+/* pageblock flags */
+int pageblock_bitmap_init(struct mm_pool *pool);
+enum mm_migratetype get_pageblock_migratetype(struct mm_pool *pool,
+					      uint64_t pfn);
+void set_pageblock_migratetype(struct mm_pool *pool, uint64_t pfn,
+			       enum mm_migratetype mt);
+void set_pageblocks_migratetype(struct mm_pool *pool, uint64_t pfn,
+				unsigned int order, enum mm_migratetype mt);
+size_t pageblock_bitmap_bytes(const struct mm_pool *pool);
+
+/* buddy core */
+void __add_free_block(struct mm_pool *pool, uint64_t pfn, unsigned int order,
+		      enum mm_migratetype mt);
+void __del_free_block(struct mm_pool *pool, uint64_t pfn);
+void expand(struct mm_pool *pool, uint64_t pfn, unsigned int low,
+	    unsigned int high, enum mm_migratetype mt);
+void __free_one_page(struct mm_pool *pool, uint64_t pfn, unsigned int order);
+long __rmqueue(struct mm_pool *pool, unsigned int order,
+	       enum mm_migratetype mt);
+long __rmqueue_smallest(struct mm_pool *pool, unsigned int order,
+			enum mm_migratetype mt);
+enum mm_migratetype free_list_type(struct mm_pool *pool, uint64_t pfn);
+void __mark_allocated(struct mm_pool *pool, uint64_t pfn, unsigned int order,
+		      enum mm_migratetype mt, uint32_t owner);
+
+/* fallback */
+long __rmqueue_fallback(struct mm_pool *pool, unsigned int order,
+			enum mm_migratetype start_mt);
+unsigned int move_freepages_block(struct mm_pool *pool, uint64_t pfn,
+				  enum mm_migratetype mt);
+
+/* per-thread lists */
+long pcp_alloc(struct mm_pcp *pcp, enum mm_migratetype mt, uint32_t owner);
+void pcp_free(struct mm_pcp *pcp, uint64_t pfn);
+void pcp_lock_all(struct mm_pool *pool);
+void pcp_unlock_all(struct mm_pool *pool);
+
+static inline bool valid_migratetype(int mt)
+{
+	return mt >= 0 && mt < MIGRATE_TYPES;
+}
+
+#endif /* GPMM_MM_INTERNAL_H */

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * gpmm frame allocator: a pool of host frames (one memfd, 4 KiB a frame)
+ * handed out by a buddy allocator that groups allocations by mobility.
+ *
+ * This is the public face of mm/. It knows nothing of KVM: callers speak
+ * in frame numbers (offset in the pool memfd / 4 KiB) and owner cookies.
+ * Every function that can fail returns a negative errno.
+ */
+#ifndef GPMM_MM_H
+#define GPMM_MM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define MM_PAGE_SHIFT		12
+#define MM_PAGE_SIZE		(1UL << MM_PAGE_SHIFT)
+#define MM_MAX_ORDER		11	/* orders 0 .. MM_MAX_ORDER - 1 */
+#define MM_PAGEBLOCK_ORDER	9	/* 2 MiB: the unit of grouping */
+#define MM_PAGEBLOCK_PAGES	(1UL << MM_PAGEBLOCK_ORDER)
+#define MM_PAGEBLOCK_SIZE	(MM_PAGEBLOCK_PAGES << MM_PAGE_SHIFT)
+#define MM_DEFAULT_POOL_SIZE	(1UL << 30)
+#define MM_NO_OWNER		0
+
+/* The seed's migratetypes; the order of the values is part of the ABI. */
+enum mm_migratetype {
+	MIGRATE_UNMOVABLE,
+	MIGRATE_RECLAIMABLE,
+	MIGRATE_MOVABLE,
+	MIGRATE_TYPES
+};
+
+struct mm_pool;
+struct mm_pcp;
+
+struct mm_pool_config {
+	size_t size;		/* bytes; a multiple of 2 MiB, 0 = 1 GiB */
+	bool grouping;		/* group by mobility (false: plain buddy) */
+	unsigned int pcp_high;	/* per-thread list high mark, 0 = default */
+	unsigned int pcp_batch;	/* refill/spill batch, 0 = default */
+	const char *name;	/* memfd name, NULL = "gpmm-pool" */
+};
+
+/* Pool life cycle. mm_pool_create returns -EINVAL for a bad size and the
+ * errno of memfd_create/ftruncate/allocation failures. */
+int mm_pool_create(const struct mm_pool_config *cfg, struct mm_pool **out);
+void mm_pool_destroy(struct mm_pool *pool);
+int mm_pool_fd(const struct mm_pool *pool);
+uint64_t mm_pool_frames(const struct mm_pool *pool);
+void mm_set_grouping(struct mm_pool *pool, bool on);
+bool mm_grouping(const struct mm_pool *pool);
+
+/*
+ * Per-thread lists (the seed's per-cpu pages): one per allocating thread.
+ * Only its owner thread allocates and frees through it; any thread may
+ * drain it (mm_drain_all). Destroying it returns its frames to the pool.
+ */
+int mm_pcp_create(struct mm_pool *pool, struct mm_pcp **out);
+void mm_pcp_destroy(struct mm_pcp *pcp);
+unsigned int mm_pcp_count(const struct mm_pcp *pcp);
+
+/*
+ * Allocate 2^order frames, aligned, of the given migratetype, owned by
+ * @owner (an opaque cookie, MM_NO_OWNER allowed). @pcp may be NULL; order-0
+ * requests through a pcp are served from the per-thread list.
+ * Returns the first frame number (>= 0) or -EINVAL (bad order/type) or
+ * -ENOMEM (nothing fits, even after draining every per-thread list).
+ */
+long mm_alloc(struct mm_pool *pool, struct mm_pcp *pcp, unsigned int order,
+	      enum mm_migratetype mt, uint32_t owner);
+
+/*
+ * Free the block whose head is @frame. Returns 0, -EINVAL when @frame is
+ * out of range or not the head of an allocated block, -EALREADY when it is
+ * already free (a double free: counted in mm_stats.double_frees).
+ */
+int mm_free(struct mm_pool *pool, struct mm_pcp *pcp, uint64_t frame);
+
+/* Spill every per-thread list back into the buddy lists (patch 006). */
+void mm_drain_all(struct mm_pool *pool);
+
+enum mm_frame_state {
+	MM_FRAME_TAIL,		/* inside a block, not its head */
+	MM_FRAME_FREE,		/* head of a free buddy block */
+	MM_FRAME_ALLOC,		/* head of an allocated block */
+	MM_FRAME_PCP,		/* order-0 frame cached on a per-thread list */
+};
+
+struct mm_frame_info {
+	enum mm_frame_state state;
+	unsigned int order;
+	enum mm_migratetype mt;	/* allocation type, or free list type */
+	uint32_t owner;
+};
+
+int mm_frame_info(struct mm_pool *pool, uint64_t frame,
+		  struct mm_frame_info *info);
+enum mm_migratetype mm_pageblock_migratetype(struct mm_pool *pool,
+					     uint64_t pageblock);
+
+/* Statistics: a consistent snapshot taken under the pool lock. */
+struct mm_counters {
+	uint64_t alloc[MM_MAX_ORDER];		/* successful allocations */
+	uint64_t alloc_fail;
+	uint64_t frees;
+	uint64_t fallback[MIGRATE_TYPES];	/* by requested type */
+	uint64_t pageblock_steal;		/* whole blocks converted */
+	uint64_t pcp_refill;
+	uint64_t pcp_drain_all;
+	uint64_t double_frees;
+	uint64_t bad_frees;
+};
+
+struct mm_stats {
+	uint64_t frames;
+	uint64_t pageblocks;
+	uint64_t free_pages;			/* on buddy free lists */
+	uint64_t pcp_pages;			/* cached on per-thread lists */
+	uint64_t nr_free[MM_MAX_ORDER];		/* buddyinfo */
+	uint64_t nr_free_type[MIGRATE_TYPES][MM_MAX_ORDER]; /* pagetypeinfo */
+	uint64_t pageblocks_type[MIGRATE_TYPES];
+	uint64_t allocated_pages[MIGRATE_TYPES];
+	uint64_t mixed_pageblocks;	/* holding allocations of >1 type */
+	uint64_t free_pageblocks;	/* pageblocks with no allocation */
+	struct mm_counters counters;
+	bool grouping;
+};
+
+int mm_stats(struct mm_pool *pool, struct mm_stats *st);
+
+/*
+ * Formulas of Linux's mm/vmstat.c over a snapshot. The unusable free space
+ * index is in [0, 1]; the fragmentation index is in [0, 1], or -1 when a
+ * free block of @order exists (the allocation would succeed).
+ */
+double mm_unusable_index(const struct mm_stats *st, unsigned int order);
+double mm_fragmentation_index(const struct mm_stats *st, unsigned int order);
+/* Share (0..1) of free memory sitting in free blocks of order >= @order. */
+double mm_free_share_at_least(const struct mm_stats *st, unsigned int order);
+/* Metadata the allocator keeps, in bytes per 4 KiB frame. */
+double mm_metadata_bytes_per_frame(const struct mm_pool *pool);
+
+const char *mm_migratetype_name(enum mm_migratetype mt);
+int mm_migratetype_parse(const char *s, enum mm_migratetype *mt);
+
+/* /proc/buddyinfo and /proc/pagetypeinfo layouts. */
+void mm_print_buddyinfo(const struct mm_stats *st, const char *name, FILE *f);
+void mm_print_pagetypeinfo(const struct mm_stats *st, const char *name,
+			   FILE *f);
+
+#endif /* GPMM_MM_H */

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Pageblock flags (patches 008-010): a few bits per 2 MiB pageblock kept in
+ * a bitmap beside the frame metadata, so that the migratetype of a block
+ * costs no bit in struct mm_frame. Bits 0-1 hold the migratetype; the rest
+ * of the nibble is reserved for later flags (compaction skip hints).
+ *
+ * Writers hold pool->lock; per-thread frees read a block's type without
+ * it (as free_hot_cold_page did), hence the relaxed atomic word accesses.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include "mm/internal.h"
+
+#define NR_PAGEBLOCK_BITS	4
+#define PB_MIGRATE_MASK		0x3UL
+#define BITS_PER_LONG		(sizeof(unsigned long) * CHAR_BIT)
+
+size_t pageblock_bitmap_bytes(const struct mm_pool *pool)
+{
+	uint64_t bits = pool->nr_pageblocks * NR_PAGEBLOCK_BITS;
+
+	return (bits + BITS_PER_LONG - 1) / BITS_PER_LONG * sizeof(unsigned long);
+}
+
+int pageblock_bitmap_init(struct mm_pool *pool)
+{
+	pool->pageblock_flags = calloc(1, pageblock_bitmap_bytes(pool) + 1);
+	return pool->pageblock_flags ? 0 : -ENOMEM;
+}
+
+static unsigned long get_pageblock_flags_group(struct mm_pool *pool,
+					       uint64_t pb, unsigned long mask)
+{
+	uint64_t bit = pb * NR_PAGEBLOCK_BITS;
+	unsigned long word = __atomic_load_n(&pool->pageblock_flags[bit / BITS_PER_LONG],
+					     __ATOMIC_RELAXED);
+
+	return (word >> (bit % BITS_PER_LONG)) & mask;
+}
+
+static void set_pageblock_flags_group(struct mm_pool *pool, uint64_t pb,
+				      unsigned long val, unsigned long mask)
+{
+	uint64_t bit = pb * NR_PAGEBLOCK_BITS;
+	unsigned long *word = &pool->pageblock_flags[bit / BITS_PER_LONG];
+	unsigned int shift = bit % BITS_PER_LONG;
+
+	unsigned long old = __atomic_load_n(word, __ATOMIC_RELAXED);
+
+	__atomic_store_n(word, (old & ~(mask << shift)) | ((val & mask) << shift),
+			 __ATOMIC_RELAXED);
+}
+
+enum mm_migratetype get_pageblock_migratetype(struct mm_pool *pool,
+					      uint64_t pfn)
+{
+	return get_pageblock_flags_group(pool, pfn >> MM_PAGEBLOCK_ORDER,
+					 PB_MIGRATE_MASK);
+}
+
+void set_pageblock_migratetype(struct mm_pool *pool, uint64_t pfn,
+			       enum mm_migratetype mt)
+{
+	set_pageblock_flags_group(pool, pfn >> MM_PAGEBLOCK_ORDER, mt,
+				  PB_MIGRATE_MASK);
+}
+
+/* Every pageblock a block of @order at @pfn overlaps. */
+void set_pageblocks_migratetype(struct mm_pool *pool, uint64_t pfn,
+				unsigned int order, enum mm_migratetype mt)
+{
+	uint64_t end = pfn + (1UL << order);
+
+	for (pfn &= ~(MM_PAGEBLOCK_PAGES - 1); pfn < end; pfn += MM_PAGEBLOCK_PAGES)
+		set_pageblock_migratetype(pool, pfn, mt);
+}
+
+enum mm_migratetype mm_pageblock_migratetype(struct mm_pool *pool,
+					     uint64_t pageblock)
+{
+	enum mm_migratetype mt;
+
+	if (pageblock >= pool->nr_pageblocks)
+		return MIGRATE_TYPES;
+	pthread_mutex_lock(&pool->lock);
+	mt = get_pageblock_migratetype(pool, pageblock << MM_PAGEBLOCK_ORDER);
+	pthread_mutex_unlock(&pool->lock);
+	return mt;
+}

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-thread lists: the seed's per-cpu pages, one per allocating thread
+ * (a vCPU thread later). Order-0 frames are cached per migratetype so the
+ * common alloc/free pair never takes the pool lock; they move to and from
+ * the buddy lists in batches.
+ *
+ * Locking: a pcp's lists are touched by its owner thread and, rarely, by a
+ * thread draining every pcp after a failed allocation (patch 006 used an
+ * IPI for that; a thread cannot be interrupted, so each pcp has a tiny
+ * lock its owner takes uncontended). Order: pcp_list_lock -> pcp->lock ->
+ * pool->lock. Frames on a pcp list belong to it: the buddy code only reads
+ * their state, which never reads as FREE.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "mm/internal.h"
+
+static void pcp_lock(struct mm_pcp *pcp)
+{
+	while (atomic_flag_test_and_set_explicit(&pcp->lock, memory_order_acquire))
+		__builtin_ia32_pause();
+}
+
+static void pcp_unlock(struct mm_pcp *pcp)
+{
+	atomic_flag_clear_explicit(&pcp->lock, memory_order_release);
+}
+
+int mm_pcp_create(struct mm_pool *pool, struct mm_pcp **out)
+{
+	struct mm_pcp *pcp = calloc(1, sizeof(*pcp));
+
+	if (!pcp)
+		return -ENOMEM;
+	pcp->pool = pool;
+	atomic_flag_clear(&pcp->lock);
+	for (int t = 0; t < MIGRATE_TYPES; t++)
+		list_init(&pcp->lists[t]);
+	pthread_mutex_lock(&pool->pcp_list_lock);
+	pcp->next_pcp = pool->pcps;
+	pool->pcps = pcp;
+	pthread_mutex_unlock(&pool->pcp_list_lock);
+	*out = pcp;
+	return 0;
+}
+
+/* Give back up to @nr frames, most recently freed first. pcp lock held. */
+static void __pcp_spill(struct mm_pcp *pcp, unsigned int nr)
+{
+	struct mm_pool *pool = pcp->pool;
+	unsigned int done = 0;
+
+	pthread_mutex_lock(&pool->lock);
+	for (int t = 0; t < MIGRATE_TYPES && done < nr; t++) {
+		uint32_t pfn;
+
+		while (done < nr && (pfn = list_pop(pool, &pcp->lists[t])) != NIL) {
+			__free_one_page(pool, pfn, 0);
+			done++;
+		}
+	}
+	pthread_mutex_unlock(&pool->lock);
+	pcp->count -= done;
+	atomic_fetch_sub(&pool->pcp_pages, done);
+}
+
+/* Take pcp_batch frames of @mt from the buddy lists at one lock round. */
+static void __rmqueue_bulk(struct mm_pcp *pcp, enum mm_migratetype mt)
+{
+	struct mm_pool *pool = pcp->pool;
+	unsigned int got = 0;
+
+	pthread_mutex_lock(&pool->lock);
+	while (got < pool->pcp_batch) {
+		long pfn = __rmqueue(pool, 0, mt);
+
+		if (pfn < 0)
+			break;
+		pool->frames[pfn].state = MM_FRAME_PCP;
+		pool->frames[pfn].order = 0;
+		pool->frames[pfn].mt = mt;
+		list_add(pool, &pcp->lists[mt], pfn);
+		got++;
+	}
+	pool->counters.pcp_refill++;
+	pthread_mutex_unlock(&pool->lock);
+	pcp->count += got;
+	atomic_fetch_add(&pool->pcp_pages, got);
+}
+
+long pcp_alloc(struct mm_pcp *pcp, enum mm_migratetype mt, uint32_t owner)
+{
+	struct mm_pool *pool = pcp->pool;
+	enum mm_migratetype list_mt = pool->grouping ? mt : MIGRATE_MOVABLE;
+	struct mm_frame *f;
+	uint32_t pfn;
+
+	pcp_lock(pcp);
+	if (pcp->lists[list_mt].head == NIL)
+		__rmqueue_bulk(pcp, list_mt);
+	pfn = list_pop(pool, &pcp->lists[list_mt]);
+	if (pfn != NIL) {
+		pcp->count--;
+		pcp->nr_alloc++;
+		atomic_fetch_sub(&pool->pcp_pages, 1);
+		f = &pool->frames[pfn];
+		f->state = MM_FRAME_ALLOC;
+		f->mt = mt;
+		f->owner = owner;
+	}
+	pcp_unlock(pcp);
+	return pfn == NIL ? -ENOMEM : (long)pfn;
+}
+
+/*
+ * The frame goes on the list of its pageblock's type (patch 010), so a
+ * later request of that type reuses it and the block stays homogeneous.
+ */
+void pcp_free(struct mm_pcp *pcp, uint64_t pfn)
+{
+	struct mm_pool *pool = pcp->pool;
+	enum mm_migratetype mt = free_list_type(pool, pfn);
+	struct mm_frame *f = &pool->frames[pfn];
+
+	pcp_lock(pcp);
+	f->state = MM_FRAME_PCP;
+	f->mt = mt;
+	f->owner = MM_NO_OWNER;
+	list_add(pool, &pcp->lists[mt], pfn);
+	pcp->count++;
+	pcp->nr_free++;
+	atomic_fetch_add(&pool->pcp_pages, 1);
+	if (pcp->count > pool->pcp_high)
+		__pcp_spill(pcp, pool->pcp_batch);
+	pcp_unlock(pcp);
+}
+
+static void pcp_drain(struct mm_pcp *pcp)
+{
+	pcp_lock(pcp);
+	__pcp_spill(pcp, pcp->count);
+	pcp_unlock(pcp);
+}
+
+/*
+ * Frames cached on per-thread lists are allocated as far as the buddy
+ * lists know, so they keep their buddies from merging: a high-order
+ * request can fail while enough memory sits in the caches. Patch 006
+ * spills every cache back before giving up.
+ */
+void mm_drain_all(struct mm_pool *pool)
+{
+	pthread_mutex_lock(&pool->pcp_list_lock);
+	for (struct mm_pcp *pcp = pool->pcps; pcp; pcp = pcp->next_pcp)
+		pcp_drain(pcp);
+	pthread_mutex_lock(&pool->lock);
+	pool->counters.pcp_drain_all++;
+	pthread_mutex_unlock(&pool->lock);
+	pthread_mutex_unlock(&pool->pcp_list_lock);
+}
+
+void mm_pcp_destroy(struct mm_pcp *pcp)
+{
+	struct mm_pool *pool;
+	struct mm_pcp **pp;
+
+	if (!pcp)
+		return;
+	pool = pcp->pool;
+	pthread_mutex_lock(&pool->pcp_list_lock);
+	for (pp = &pool->pcps; *pp; pp = &(*pp)->next_pcp) {
+		if (*pp == pcp) {
+			*pp = pcp->next_pcp;
+			break;
+		}
+	}
+	pcp_drain(pcp);
+	pthread_mutex_lock(&pool->lock);
+	pool->counters.alloc[0] += pcp->nr_alloc;
+	pool->counters.frees += pcp->nr_free;
+	pthread_mutex_unlock(&pool->lock);
+	pthread_mutex_unlock(&pool->pcp_list_lock);
+	free(pcp);
+}
+
+unsigned int mm_pcp_count(const struct mm_pcp *pcp)
+{
+	return pcp->count;
+}
+
+/* For a consistent snapshot: every pcp, then the pool, locked. */
+void pcp_lock_all(struct mm_pool *pool)
+{
+	pthread_mutex_lock(&pool->pcp_list_lock);
+	for (struct mm_pcp *pcp = pool->pcps; pcp; pcp = pcp->next_pcp)
+		pcp_lock(pcp);
+}
+
+void pcp_unlock_all(struct mm_pool *pool)
+{
+	for (struct mm_pcp *pcp = pool->pcps; pcp; pcp = pcp->next_pcp)
+		pcp_unlock(pcp);
+	pthread_mutex_unlock(&pool->pcp_list_lock);
+}

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Statistics with Linux's layouts and formulas (mm/vmstat.c): buddyinfo,
+ * pagetypeinfo, the unusable free space index and the fragmentation index,
+ * plus what grouping is judged by: pageblocks that mix types.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mm/internal.h"
+
+static const char *const migratetype_names[MIGRATE_TYPES] = {
+	[MIGRATE_UNMOVABLE]   = "Unmovable",
+	[MIGRATE_RECLAIMABLE] = "Reclaimable",
+	[MIGRATE_MOVABLE]     = "Movable",
+};
+
+const char *mm_migratetype_name(enum mm_migratetype mt)
+{
+	return valid_migratetype(mt) ? migratetype_names[mt] : "Unknown";
+}
+
+/* Accepts the full name in any case or its first letter (U, R, M). */
+int mm_migratetype_parse(const char *s, enum mm_migratetype *mt)
+{
+	for (int t = 0; t < MIGRATE_TYPES; t++) {
+		const char *name = migratetype_names[t];
+
+		if (!strcasecmp(s, name) ||
+		    (s[0] && !s[1] && (s[0] | 0x20) == (name[0] | 0x20))) {
+			*mt = t;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static void mark_pageblocks(uint8_t *types, uint64_t pfn, unsigned int order,
+			    uint8_t bit)
+{
+	uint64_t first = pfn >> MM_PAGEBLOCK_ORDER;
+	uint64_t last = (pfn + (1UL << order) - 1) >> MM_PAGEBLOCK_ORDER;
+
+	for (uint64_t pb = first; pb <= last; pb++)
+		types[pb] |= bit;
+}
+
+/*
+ * One pass over the frame map, block by block. Each pageblock collects a
+ * bit per allocation type found in it, and bit 3 for a cached frame.
+ */
+#define PB_HAS_PCP	(1U << MIGRATE_TYPES)
+
+static void __walk_blocks(struct mm_pool *pool, struct mm_stats *st,
+			  uint8_t *types)
+{
+	for (uint64_t pfn = 0; pfn < pool->nr_frames;) {
+		const struct mm_frame *f = &pool->frames[pfn];
+
+		switch (f->state) {
+		case MM_FRAME_ALLOC:
+			st->allocated_pages[f->mt] += 1UL << f->order;
+			mark_pageblocks(types, pfn, f->order, 1U << f->mt);
+			pfn += 1UL << f->order;
+			break;
+		case MM_FRAME_FREE:
+			pfn += 1UL << f->order;
+			break;
+		case MM_FRAME_PCP:
+			st->pcp_pages++;
+			mark_pageblocks(types, pfn, 0, PB_HAS_PCP);
+			pfn++;
+			break;
+		default:
+			pfn++;
+		}
+	}
+}
+
+static void count_pageblocks(const uint8_t *types, struct mm_stats *st)
+{
+	for (uint64_t pb = 0; pb < st->pageblocks; pb++) {
+		uint8_t alloc = types[pb] & (PB_HAS_PCP - 1);
+
+		if (alloc & (alloc - 1))
+			st->mixed_pageblocks++;
+		if (!types[pb])
+			st->free_pageblocks++;
+	}
+}
+
+static void __copy_free_lists(struct mm_pool *pool, struct mm_stats *st)
+{
+	for (unsigned int o = 0; o < MM_MAX_ORDER; o++) {
+		st->nr_free[o] = pool->free_area[o].nr_free;
+		for (int t = 0; t < MIGRATE_TYPES; t++)
+			st->nr_free_type[t][o] =
+				pool->free_area[o].free_list[t].count;
+	}
+	for (uint64_t pb = 0; pb < pool->nr_pageblocks; pb++)
+		st->pageblocks_type[get_pageblock_migratetype(
+			pool, pb << MM_PAGEBLOCK_ORDER)]++;
+}
+
+int mm_stats(struct mm_pool *pool, struct mm_stats *st)
+{
+	uint8_t *types = calloc(pool->nr_pageblocks + 1, 1);
+
+	if (!types)
+		return -ENOMEM;
+	memset(st, 0, sizeof(*st));
+	st->frames = pool->nr_frames;
+	st->pageblocks = pool->nr_pageblocks;
+
+	pcp_lock_all(pool);
+	pthread_mutex_lock(&pool->lock);
+	st->free_pages = pool->free_pages;
+	st->grouping = pool->grouping;
+	st->counters = pool->counters;
+	for (struct mm_pcp *pcp = pool->pcps; pcp; pcp = pcp->next_pcp) {
+		st->counters.alloc[0] += pcp->nr_alloc;
+		st->counters.frees += pcp->nr_free;
+	}
+	__copy_free_lists(pool, st);
+	__walk_blocks(pool, st, types);
+	pthread_mutex_unlock(&pool->lock);
+	pcp_unlock_all(pool);
+
+	count_pageblocks(types, st);
+	free(types);
+	return 0;
+}
+
+static uint64_t free_pages_at_least(const struct mm_stats *st,
+				    unsigned int order)
+{
+	uint64_t pages = 0;
+
+	for (unsigned int o = order; o < MM_MAX_ORDER; o++)
+		pages += st->nr_free[o] << o;
+	return pages;
+}
+
+/*
+ * How much of the free memory is useless for a request of @order: 0 when
+ * all of it sits in blocks that large, 1 when none does (or none is free).
+ */
+double mm_unusable_index(const struct mm_stats *st, unsigned int order)
+{
+	if (!st->free_pages || order >= MM_MAX_ORDER)
+		return 1.0;
+	return (double)(st->free_pages - free_pages_at_least(st, order)) /
+	       (double)st->free_pages;
+}
+
+/*
+ * Linux's __fragmentation_index: near 0 an @order failure is for lack of
+ * memory, near 1 for fragmentation; -1 means the request would succeed.
+ */
+double mm_fragmentation_index(const struct mm_stats *st, unsigned int order)
+{
+	uint64_t blocks = 0;
+	double requested = (double)(1UL << order);
+
+	if (order >= MM_MAX_ORDER)
+		return 0.0;
+	for (unsigned int o = 0; o < MM_MAX_ORDER; o++)
+		blocks += st->nr_free[o];
+	if (!blocks)
+		return 0.0;
+	if (free_pages_at_least(st, order))
+		return -1.0;
+	return 1.0 - (1.0 + (double)st->free_pages / requested) / (double)blocks;
+}
+
+double mm_free_share_at_least(const struct mm_stats *st, unsigned int order)
+{
+	if (!st->free_pages || order >= MM_MAX_ORDER)
+		return 0.0;
+	return (double)free_pages_at_least(st, order) / (double)st->free_pages;
+}
+
+void mm_print_buddyinfo(const struct mm_stats *st, const char *name, FILE *f)
+{
+	fprintf(f, "Node 0, zone %8s ", name ? name : "gpmm");
+	for (unsigned int o = 0; o < MM_MAX_ORDER; o++)
+		fprintf(f, "%6llu ", (unsigned long long)st->nr_free[o]);
+	fputc('\n', f);
+}
+
+void mm_print_pagetypeinfo(const struct mm_stats *st, const char *name,
+			   FILE *f)
+{
+	name = name ? name : "gpmm";
+	fprintf(f, "Page block order: %d\nPages per block:  %lu\n\n",
+		MM_PAGEBLOCK_ORDER, MM_PAGEBLOCK_PAGES);
+	fprintf(f, "Free pages count per migrate type at order ");
+	for (unsigned int o = 0; o < MM_MAX_ORDER; o++)
+		fprintf(f, "%6u ", o);
+	fputc('\n', f);
+	for (int t = 0; t < MIGRATE_TYPES; t++) {
+		fprintf(f, "Node    0, zone %8s, type %12s ", name,
+			migratetype_names[t]);
+		for (unsigned int o = 0; o < MM_MAX_ORDER; o++)
+			fprintf(f, "%6llu ",
+				(unsigned long long)st->nr_free_type[t][o]);
+		fputc('\n', f);
+	}
+	fprintf(f, "\nNumber of blocks type    ");
+	for (int t = 0; t < MIGRATE_TYPES; t++)
+		fprintf(f, "%12s ", migratetype_names[t]);
+	fprintf(f, "\nNode 0, zone %8s ", name);
+	for (int t = 0; t < MIGRATE_TYPES; t++)
+		fprintf(f, "%12llu ", (unsigned long long)st->pageblocks_type[t]);
+	fputc('\n', f);
+}

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Trace parsing and replay. Live allocations are kept in an open-addressed
+ * table keyed by the trace's ID (any 64-bit value); deletion shifts the
+ * following entries back so no tombstones accumulate over long traces.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/bench/trace.h"
+
+struct live {
+	uint64_t id;
+	int64_t frame;		/* -1: the allocation failed */
+	uint8_t order;
+	uint8_t mt;
+	uint8_t used;
+};
+
+struct replay {
+	struct mm_pool *pool;
+	struct mm_pcp *pcp;
+	struct live *slots;
+	size_t cap;		/* a power of two */
+	size_t nr;
+	struct replay_counts counts;
+};
+
+static size_t slot_of(const struct replay *r, uint64_t id)
+{
+	uint64_t h = id * 0x9e3779b97f4a7c15ULL;
+
+	return (h ^ (h >> 29)) & (r->cap - 1);
+}
+
+static struct live *table_find(struct replay *r, uint64_t id)
+{
+	for (size_t i = slot_of(r, id);; i = (i + 1) & (r->cap - 1)) {
+		if (!r->slots[i].used)
+			return NULL;
+		if (r->slots[i].id == id)
+			return &r->slots[i];
+	}
+}
+
+static void table_put(struct replay *r, const struct live *e)
+{
+	size_t i = slot_of(r, e->id);
+
+	while (r->slots[i].used)
+		i = (i + 1) & (r->cap - 1);
+	r->slots[i] = *e;
+	r->slots[i].used = 1;
+	r->nr++;
+}
+
+static int table_grow(struct replay *r)
+{
+	struct live *old = r->slots;
+	size_t old_cap = r->cap;
+
+	r->cap = old_cap ? old_cap * 2 : 1024;
+	r->slots = calloc(r->cap, sizeof(*r->slots));
+	if (!r->slots) {
+		r->slots = old;
+		r->cap = old_cap;
+		return -ENOMEM;
+	}
+	r->nr = 0;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].used)
+			table_put(r, &old[i]);
+	free(old);
+	return 0;
+}
+
+/* Backward-shift deletion for linear probing. */
+static void table_del(struct replay *r, struct live *e)
+{
+	size_t mask = r->cap - 1;
+	size_t hole = (size_t)(e - r->slots);
+
+	for (size_t i = (hole + 1) & mask; r->slots[i].used; i = (i + 1) & mask) {
+		size_t home = slot_of(r, r->slots[i].id);
+
+		if (((i - home) & mask) >= ((i - hole) & mask)) {
+			r->slots[hole] = r->slots[i];
+			hole = i;
+		}
+	}
+	r->slots[hole].used = 0;
+	r->nr--;
+}
+
+int replay_create(struct mm_pool *pool, struct mm_pcp *pcp,
+		  struct replay **out)
+{
+	struct replay *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	r->pool = pool;
+	r->pcp = pcp;
+	if (table_grow(r)) {
+		free(r);
+		return -ENOMEM;
+	}
+	*out = r;
+	return 0;
+}
+
+void replay_destroy(struct replay *r)
+{
+	if (!r)
+		return;
+	free(r->slots);
+	free(r);
+}
+
+const struct replay_counts *replay_counts(const struct replay *r)
+{
+	return &r->counts;
+}
+
+static int replay_alloc(struct replay *r, const struct trace_event *ev,
+			char *err, size_t errlen)
+{
+	struct live e = { .id = ev->id, .order = ev->order, .mt = ev->mt };
+	long frame;
+
+	if (table_find(r, ev->id)) {
+		snprintf(err, errlen, "id %" PRIu64 " is already allocated", ev->id);
+		return -EINVAL;
+	}
+	if (2 * (r->nr + 1) > r->cap && table_grow(r)) {
+		snprintf(err, errlen, "out of memory for the trace table");
+		return -ENOMEM;
+	}
+	frame = mm_alloc(r->pool, r->pcp, ev->order, ev->mt, 0);
+	e.frame = frame < 0 ? -1 : frame;
+	if (frame < 0)
+		r->counts.alloc_failed++;
+	else
+		r->counts.live_pages[ev->mt] += 1UL << ev->order;
+	r->counts.allocs++;
+	table_put(r, &e);
+	return 0;
+}
+
+static int release(struct replay *r, struct live *e)
+{
+	int ret = 0;
+
+	if (e->frame >= 0) {
+		ret = mm_free(r->pool, r->pcp, (uint64_t)e->frame);
+		r->counts.live_pages[e->mt] -= 1UL << e->order;
+		r->counts.frees++;
+	}
+	table_del(r, e);
+	return ret;
+}
+
+static int replay_free(struct replay *r, const struct trace_event *ev,
+		       char *err, size_t errlen)
+{
+	struct live *e = table_find(r, ev->id);
+	int ret;
+
+	if (!e) {
+		snprintf(err, errlen, "free of id %" PRIu64 ", which is not allocated",
+			 ev->id);
+		return -EINVAL;
+	}
+	ret = release(r, e);
+	if (ret)
+		snprintf(err, errlen, "allocator refused to free id %" PRIu64 ": %s",
+			 ev->id, strerror(-ret));
+	return ret;
+}
+
+void replay_free_types(struct replay *r, unsigned int mask)
+{
+	size_t i = 0;
+
+	/* a deletion may shift a later entry into slot i: look at i again */
+	while (i < r->cap) {
+		struct live *e = &r->slots[i];
+
+		if (e->used && (mask & (1U << e->mt)))
+			release(r, e);
+		else
+			i++;
+	}
+}
+
+/*
+ * 'r' asks every owner to give back what it can: the trace owns its
+ * RECLAIMABLE allocations, so they go. 'c' asks for compaction; until
+ * mm/ compacts, all it can do is spill the per-thread lists.
+ */
+int replay_event(struct replay *r, const struct trace_event *ev, char *err,
+		 size_t errlen)
+{
+	r->counts.events++;
+	switch (ev->op) {
+	case TRACE_ALLOC:
+		return replay_alloc(r, ev, err, errlen);
+	case TRACE_FREE:
+		return replay_free(r, ev, err, errlen);
+	case TRACE_RECLAIM:
+		r->counts.reclaims++;
+		replay_free_types(r, 1U << MIGRATE_RECLAIMABLE);
+		return 0;
+	case TRACE_COMPACT:
+		r->counts.compacts++;
+		mm_drain_all(r->pool);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return errno || *end ? -EINVAL : 0;
+}
+
+int trace_parse_line(const char *line, struct trace_event *ev)
+{
+	char buf[256], *tok[5], *save = NULL;
+	int n = 0;
+	uint64_t order;
+
+	if (strlen(line) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, line);
+	buf[strcspn(buf, "#")] = '\0';
+	for (char *t = strtok_r(buf, " \t\r\n", &save); t && n < 5;
+	     t = strtok_r(NULL, " \t\r\n", &save))
+		tok[n++] = t;
+	if (!n)
+		return 0;
+	memset(ev, 0, sizeof(*ev));
+	if (!strcmp(tok[0], "a") && n == 4) {
+		ev->op = TRACE_ALLOC;
+		if (parse_u64(tok[1], &ev->id) || parse_u64(tok[2], &order) ||
+		    order >= MM_MAX_ORDER || strlen(tok[3]) != 1 ||
+		    mm_migratetype_parse(tok[3], &ev->mt))
+			return -EINVAL;
+		ev->order = (unsigned int)order;
+		return 1;
+	}
+	if (!strcmp(tok[0], "f") && n == 2) {
+		ev->op = TRACE_FREE;
+		return parse_u64(tok[1], &ev->id) ? -EINVAL : 1;
+	}
+	if ((!strcmp(tok[0], "r") || !strcmp(tok[0], "c")) && n == 1) {
+		ev->op = tok[0][0] == 'r' ? TRACE_RECLAIM : TRACE_COMPACT;
+		return 1;
+	}
+	return -EINVAL;
+}
+
+void trace_print_event(FILE *f, const struct trace_event *ev)
+{
+	static const char type_letter[MIGRATE_TYPES] = { 'U', 'R', 'M' };
+
+	switch (ev->op) {
+	case TRACE_ALLOC:
+		fprintf(f, "a %" PRIu64 " %u %c\n", ev->id, ev->order,
+			type_letter[ev->mt]);
+		break;
+	case TRACE_FREE:
+		fprintf(f, "f %" PRIu64 "\n", ev->id);
+		break;
+	case TRACE_RECLAIM:
+		fputs("r\n", f);
+		break;
+	case TRACE_COMPACT:
+		fputs("c\n", f);
+		break;
+	}
+}
+
+int trace_replay_file(FILE *f, struct replay *r, char *err, size_t errlen)
+{
+	char line[512], why[200];
+	unsigned long lineno = 0;
+	struct trace_event ev;
+
+	while (fgets(line, sizeof(line), f)) {
+		int ret;
+
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			snprintf(err, errlen, "line %lu: line too long", lineno);
+			return -EINVAL;
+		}
+		ret = trace_parse_line(line, &ev);
+		if (ret < 0) {
+			line[strcspn(line, "\r\n")] = '\0';
+			snprintf(err, errlen, "line %lu: malformed event '%.60s'",
+				 lineno, line);
+			return -EINVAL;
+		}
+		if (ret == 0)
+			continue;
+		ret = replay_event(r, &ev, why, sizeof(why));
+		if (ret) {
+			snprintf(err, errlen, "line %lu: %s", lineno, why);
+			return ret;
+		}
+	}
+	if (ferror(f)) {
+		snprintf(err, errlen, "read error after line %lu", lineno);
+		return -EIO;
+	}
+	return 0;
+}
+
+unsigned long trace_pool_mib(FILE *f)
+{
+	char line[256];
+	unsigned long mib = 0;
+	long pos = ftell(f);
+
+	while (fgets(line, sizeof(line), f) && line[0] == '#')
+		if (sscanf(line, "# pool-mib %lu", &mib) == 1)
+			break;
+	if (pos >= 0)
+		fseek(f, pos, SEEK_SET);
+	return mib;
+}

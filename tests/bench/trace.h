@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Allocation traces (DESIGN.md): `a ID ORDER TYPE`, `f ID`, `r`, `c`, `#`
+ * comments. A replay executes events against a pool and keeps the live
+ * allocations by ID; the built-in workloads feed it the same events.
+ */
+#ifndef GPMM_TRACE_H
+#define GPMM_TRACE_H
+
+#include <stdio.h>
+
+#include "mm/mm.h"
+
+enum trace_op { TRACE_ALLOC, TRACE_FREE, TRACE_RECLAIM, TRACE_COMPACT };
+
+struct trace_event {
+	enum trace_op op;
+	uint64_t id;
+	unsigned int order;
+	enum mm_migratetype mt;
+};
+
+struct replay_counts {
+	uint64_t events;
+	uint64_t allocs;
+	uint64_t alloc_failed;
+	uint64_t frees;
+	uint64_t reclaims;
+	uint64_t compacts;
+	uint64_t live_pages[MIGRATE_TYPES];
+};
+
+struct replay;
+
+int replay_create(struct mm_pool *pool, struct mm_pcp *pcp,
+		  struct replay **out);
+void replay_destroy(struct replay *r);
+/* 0, or -EINVAL with a message in @err (unknown or duplicate ID). */
+int replay_event(struct replay *r, const struct trace_event *ev, char *err,
+		 size_t errlen);
+/* Free every live allocation whose type bit (1 << mt) is in @mask. */
+void replay_free_types(struct replay *r, unsigned int mask);
+const struct replay_counts *replay_counts(const struct replay *r);
+
+/* 1 = one event, 0 = blank or comment, -EINVAL = malformed. */
+int trace_parse_line(const char *line, struct trace_event *ev);
+void trace_print_event(FILE *f, const struct trace_event *ev);
+/*
+ * Replay a whole trace file. On a malformed line or an impossible event,
+ * returns -EINVAL and puts "line N: why" into @err.
+ */
+int trace_replay_file(FILE *f, struct replay *r, char *err, size_t errlen);
+/* The pool size a trace asks for in a "# pool-mib N" comment, or 0. */
+unsigned long trace_pool_mib(FILE *f);
+
+#endif

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Workload generator. Time advances one tick per step; a step frees what
+ * has expired and, while the pool is below its (swinging) target, makes
+ * one allocation. The type of each allocation is drawn towards the
+ * profile's target mix of live memory, so long-lived unmovable memory
+ * neither vanishes nor piles up; lifetimes are exponential per type.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/bench/prng.h"
+#include "tests/bench/workload.h"
+
+static const struct wl_profile profiles[] = {
+	{
+		.name = "default",
+		.desc = "mixed host: ~90% full, 7% unmovable, 20% reclaimable, churning",
+		.occupancy = 0.90, .swing = 0.06,
+		.share = { 0.07, 0.20, 0.73 },
+		.life = { 4.0, 0.6, 1.2 },
+		.permanent = { 0.3, 0.0, 0.05 },
+		.order_w = { { 60, 20, 12, 8 }, { 70, 15, 10, 5 }, { 70, 15, 10, 5 } },
+		.churn = 4.0,
+	},
+	{
+		.name = "vmhost",
+		.desc = "VMs start and stop in bursts; device rings pinned; VMM caches",
+		.occupancy = 0.85, .swing = 0.10,
+		.share = { 0.05, 0.15, 0.80 },
+		.life = { 3.0, 0.5, 1.0 },
+		.permanent = { 0.3, 0.0, 0.0 },
+		.order_w = { { 50, 20, 20, 10 }, { 60, 20, 15, 5 }, { 85, 5, 5, 5 } },
+		.churn = 4.0, .burst = 2000, .reclaim_every = 50,
+	},
+	{
+		.name = "nearfull",
+		.desc = "94% full of churning movable pages; unmovable arrives late",
+		.occupancy = 0.94, .swing = 0.01,
+		.share = { 0.06, 0.10, 0.84 },
+		.life = { 6.0, 0.5, 0.8 },
+		.permanent = { 0.8, 0.0, 0.0 },
+		.order_w = { { 70, 15, 10, 5 }, { 70, 15, 10, 5 }, { 80, 10, 5, 5 } },
+		.churn = 3.0, .unmovable_start = 0.5,
+	},
+};
+
+#define NR_PROFILES (sizeof(profiles) / sizeof(profiles[0]))
+
+const struct wl_profile *wl_profile_find(const char *name)
+{
+	for (size_t i = 0; i < NR_PROFILES; i++)
+		if (!strcmp(profiles[i].name, name))
+			return &profiles[i];
+	return NULL;
+}
+
+const struct wl_profile *wl_profile_at(unsigned int i)
+{
+	return i < NR_PROFILES ? &profiles[i] : NULL;
+}
+
+/* A min-heap of pending frees by expiry tick. */
+struct expiry {
+	uint64_t tick;
+	uint64_t id;
+};
+
+struct gen {
+	const struct wl_profile *p;
+	struct prng rng;
+	wl_sink sink;
+	void *ctx;
+	struct expiry *heap;
+	size_t nr_heap, cap_heap;
+	uint8_t *info;		/* per id: bit 7 live, bits 4-5 order, 0-1 type */
+	uint64_t nr_ids, cap_ids;
+	uint64_t live[MIGRATE_TYPES];
+	uint64_t live_total;
+	double turnover;	/* ticks for the pool to turn over once */
+};
+
+#define INFO_LIVE 0x80
+
+static int heap_push(struct gen *g, uint64_t tick, uint64_t id)
+{
+	size_t i;
+
+	if (g->nr_heap == g->cap_heap) {
+		size_t cap = g->cap_heap ? 2 * g->cap_heap : 4096;
+		struct expiry *h = realloc(g->heap, cap * sizeof(*h));
+
+		if (!h)
+			return -ENOMEM;
+		g->heap = h;
+		g->cap_heap = cap;
+	}
+	for (i = g->nr_heap++; i && g->heap[(i - 1) / 2].tick > tick; i = (i - 1) / 2)
+		g->heap[i] = g->heap[(i - 1) / 2];
+	g->heap[i] = (struct expiry){ tick, id };
+	return 0;
+}
+
+static struct expiry heap_pop(struct gen *g)
+{
+	struct expiry top = g->heap[0], last = g->heap[--g->nr_heap];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= g->nr_heap)
+			break;
+		if (c + 1 < g->nr_heap && g->heap[c + 1].tick < g->heap[c].tick)
+			c++;
+		if (g->heap[c].tick >= last.tick)
+			break;
+		g->heap[i] = g->heap[c];
+		i = c;
+	}
+	if (g->nr_heap)
+		g->heap[i] = last;
+	return top;
+}
+
+static int emit(struct gen *g, enum trace_op op, uint64_t id)
+{
+	struct trace_event ev = { .op = op, .id = id };
+
+	if (op == TRACE_ALLOC) {
+		ev.order = (g->info[id] >> 4) & 3;
+		ev.mt = g->info[id] & 3;
+	}
+	return g->sink(g->ctx, &ev);
+}
+
+static void forget(struct gen *g, uint64_t id)
+{
+	uint8_t info = g->info[id];
+	uint64_t pages = 1UL << ((info >> 4) & 3);
+
+	g->info[id] = info & ~INFO_LIVE;
+	g->live[info & 3] -= pages;
+	g->live_total -= pages;
+}
+
+static int free_expired(struct gen *g, uint64_t tick)
+{
+	while (g->nr_heap && g->heap[0].tick <= tick) {
+		struct expiry e = heap_pop(g);
+		int ret;
+
+		if (!(g->info[e.id] & INFO_LIVE))
+			continue;	/* reclaimed meanwhile */
+		forget(g, e.id);
+		ret = emit(g, TRACE_FREE, e.id);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static unsigned int pick_order(struct gen *g, enum mm_migratetype mt)
+{
+	const unsigned int *w = g->p->order_w[mt];
+	uint64_t r = prng_below(&g->rng, w[0] + w[1] + w[2] + w[3]);
+	unsigned int o = 0;
+
+	while (o < 3 && r >= w[o])
+		r -= w[o++];
+	return o;
+}
+
+/* Draw towards the target mix: weight = how far a type is below target. */
+static enum mm_migratetype pick_type(struct gen *g, double target, bool allow_u)
+{
+	double w[MIGRATE_TYPES], sum = 0, r;
+	int t;
+
+	for (t = 0; t < MIGRATE_TYPES; t++) {
+		double want = g->p->share[t] * target;
+
+		w[t] = fmax(0.0, want - (double)g->live[t]) + 0.001 * want;
+		if (t == MIGRATE_UNMOVABLE && !allow_u)
+			w[t] = 0;
+		sum += w[t];
+	}
+	r = prng_unit(&g->rng) * sum;
+	for (t = 0; t < MIGRATE_TYPES - 1 && r >= w[t]; t++)
+		r -= w[t];
+	return t;
+}
+
+static uint64_t lifetime(struct gen *g, enum mm_migratetype mt, uint64_t tick,
+			 uint64_t end)
+{
+	uint64_t life, expiry;
+
+	if (prng_unit(&g->rng) < g->p->permanent[mt])
+		return UINT64_MAX;
+	life = 1 + (uint64_t)prng_exp(&g->rng, g->p->life[mt] * g->turnover);
+	expiry = tick + life;
+	if (mt == MIGRATE_MOVABLE && g->p->burst)
+		expiry = (expiry / g->p->burst + 1) * g->p->burst;
+	return expiry >= end ? UINT64_MAX : expiry;
+}
+
+static int allocate_one(struct gen *g, uint64_t tick, uint64_t end,
+			double target, bool allow_u)
+{
+	enum mm_migratetype mt = pick_type(g, target, allow_u);
+	unsigned int order = pick_order(g, mt);
+	uint64_t id = g->nr_ids, expiry;
+	int ret;
+
+	if (g->nr_ids == g->cap_ids) {
+		uint64_t cap = g->cap_ids ? 2 * g->cap_ids : 65536;
+		uint8_t *info = realloc(g->info, cap);
+
+		if (!info)
+			return -ENOMEM;
+		g->info = info;
+		g->cap_ids = cap;
+	}
+	g->nr_ids++;
+	g->info[id] = INFO_LIVE | (uint8_t)(order << 4) | (uint8_t)mt;
+	g->live[mt] += 1UL << order;
+	g->live_total += 1UL << order;
+	ret = emit(g, TRACE_ALLOC, id);
+	if (ret)
+		return ret;
+	expiry = lifetime(g, mt, tick, end);
+	return expiry == UINT64_MAX ? 0 : heap_push(g, expiry, id);
+}
+
+static int reclaim_all(struct gen *g)
+{
+	for (uint64_t id = 0; id < g->nr_ids; id++)
+		if ((g->info[id] & INFO_LIVE) &&
+		    (g->info[id] & 3) == MIGRATE_RECLAIMABLE)
+			forget(g, id);
+	return emit(g, TRACE_RECLAIM, 0);
+}
+
+static double target_at(const struct gen *g, uint64_t tick, uint64_t pool_pages)
+{
+	double phase = (double)tick / g->turnover;
+	double dip = g->p->swing * 0.5 * (1.0 - cos(2.0 * M_PI * phase));
+
+	return (g->p->occupancy - dip) * (double)pool_pages;
+}
+
+static int run(struct gen *g, uint64_t pool_pages)
+{
+	uint64_t end = (uint64_t)((1.0 + g->p->churn) * g->turnover);
+	uint64_t u_start = (uint64_t)(g->p->unmovable_start * (double)end);
+	uint64_t reclaim = g->p->reclaim_every ?
+		(uint64_t)(g->turnover * g->p->reclaim_every / 100.0) : 0;
+	int ret = 0;
+
+	for (uint64_t tick = 0; tick < end && !ret; tick++) {
+		double target = target_at(g, tick, pool_pages);
+
+		ret = free_expired(g, tick);
+		if (!ret && reclaim && tick && tick % reclaim == 0)
+			ret = reclaim_all(g);
+		if (!ret && (double)g->live_total + 8 <= target)
+			ret = allocate_one(g, tick, end, target, tick >= u_start);
+	}
+	return ret;
+}
+
+int wl_generate(const struct wl_profile *p, uint64_t pool_pages, uint64_t seed,
+		wl_sink sink, void *ctx)
+{
+	struct gen g = { .p = p, .sink = sink, .ctx = ctx };
+	int ret;
+
+	prng_seed(&g.rng, seed);
+	/* Allocations average ~1.7 pages: the pool turns over in this many. */
+	g.turnover = p->occupancy * (double)pool_pages / 1.7;
+	ret = run(&g, pool_pages);
+	free(g.heap);
+	free(g.info);
+	return ret;
+}

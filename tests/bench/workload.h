@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Built-in allocation workloads: seeded, deterministic generators of trace
+ * events that imitate host loads. The same events feed a replay (bench) or
+ * a trace file (`gpmm bench trace-gen`).
+ */
+#ifndef GPMM_WORKLOAD_H
+#define GPMM_WORKLOAD_H
+
+#include "tests/bench/trace.h"
+
+struct wl_profile {
+	const char *name;
+	const char *desc;
+	double occupancy;		/* target share of the pool in use */
+	double swing;			/* occupancy dips by up to this much */
+	double share[MIGRATE_TYPES];	/* target share of live memory */
+	double life[MIGRATE_TYPES];	/* mean lifetime, in pool turnovers */
+	double permanent[MIGRATE_TYPES];/* share that lives to the end */
+	unsigned int order_w[MIGRATE_TYPES][4];	/* weights of orders 0..3 */
+	double churn;			/* run length, in pool turnovers */
+	double unmovable_start;		/* U allocations begin this late (0..1) */
+	unsigned int burst;		/* M frees grouped into epochs (VM exits) */
+	unsigned int reclaim_every;	/* emit 'r' every N turnovers/100, 0 none */
+};
+
+typedef int (*wl_sink)(void *ctx, const struct trace_event *ev);
+
+const struct wl_profile *wl_profile_find(const char *name);
+const struct wl_profile *wl_profile_at(unsigned int i);	/* NULL past the end */
+int wl_generate(const struct wl_profile *p, uint64_t pool_pages, uint64_t seed,
+		wl_sink sink, void *ctx);
+
+#endif

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gpmm's sub-commands, as tables: a name, a handler, one line of help.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tests/bench/bench.h"
+#include "vmm/cli.h"
+
+struct cli_cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static int cmd_bench(int argc, char **argv);
+static int cmd_help(int argc, char **argv);
+
+static const struct cli_cmd bench_cmds[] = {
+	{ "frag", cmd_bench_frag, "fragmentation at rest: buddy vs grouping" },
+	{ "alloc", cmd_bench_alloc, "order-0 allocator throughput" },
+	{ "trace-gen", cmd_bench_trace_gen, "write a built-in workload as a trace" },
+	{ 0 }
+};
+
+static const struct cli_cmd top_cmds[] = {
+	{ "bench", cmd_bench, "measure: gpmm bench frag|alloc|trace-gen" },
+	{ "help", cmd_help, "this text" },
+	{ 0 }
+};
+
+static void list_cmds(FILE *f, const char *prefix, const struct cli_cmd *cmds)
+{
+	for (const struct cli_cmd *c = cmds; c->name; c++)
+		fprintf(f, "  %s %-10s %s\n", prefix, c->name, c->help);
+}
+
+static int dispatch(const char *prefix, const struct cli_cmd *cmds, int argc,
+		    char **argv)
+{
+	if (argc < 1 || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
+		FILE *f = argc < 1 ? stderr : stdout;
+
+		fprintf(f, "usage:\n");
+		list_cmds(f, prefix, cmds);
+		return argc < 1 ? 2 : 0;
+	}
+	for (const struct cli_cmd *c = cmds; c->name; c++)
+		if (!strcmp(c->name, argv[0]))
+			return c->fn(argc, argv);
+	fprintf(stderr, "%s: unknown command '%s'\nusage:\n", prefix, argv[0]);
+	list_cmds(stderr, prefix, cmds);
+	return 2;
+}
+
+static int cmd_bench(int argc, char **argv)
+{
+	return dispatch("gpmm bench", bench_cmds, argc - 1, argv + 1);
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	printf("gpmm: a KVM hypervisor whose guest RAM stays on 2 MiB backings\nusage:\n");
+	list_cmds(stdout, "gpmm", top_cmds);
+	return 0;
+}
+
+int cli_main(int argc, char **argv)
+{
+	return dispatch("gpmm", top_cmds, argc - 1, argv + 1);
+}
