@@ -6,47 +6,6 @@
  */
 #include "mm/internal.h"
 
-void list_init(struct frame_list *l)
-{
-	l->head = NIL;
-	l->count = 0;
-}
-
-void list_add(struct mm_pool *pool, struct frame_list *l, uint32_t pfn)
-{
-	struct mm_frame *f = &pool->frames[pfn];
-
-	f->prev = NIL;
-	f->next = l->head;
-	if (l->head != NIL)
-		pool->frames[l->head].prev = pfn;
-	l->head = pfn;
-	l->count++;
-}
-
-void list_del(struct mm_pool *pool, struct frame_list *l, uint32_t pfn)
-{
-	struct mm_frame *f = &pool->frames[pfn];
-
-	if (f->prev != NIL)
-		pool->frames[f->prev].next = f->next;
-	else
-		l->head = f->next;
-	if (f->next != NIL)
-		pool->frames[f->next].prev = f->prev;
-	f->next = f->prev = NIL;
-	l->count--;
-}
-
-uint32_t list_pop(struct mm_pool *pool, struct frame_list *l)
-{
-	uint32_t pfn = l->head;
-
-	if (pfn != NIL)
-		list_del(pool, l, pfn);
-	return pfn;
-}
-
 void __add_free_block(struct mm_pool *pool, uint64_t pfn, unsigned int order,
 		      enum mm_migratetype mt)
 {
@@ -85,12 +44,6 @@ void expand(struct mm_pool *pool, uint64_t pfn, unsigned int low,
 		high--;
 		__add_free_block(pool, pfn + (1UL << high), high, mt);
 	}
-}
-
-enum mm_migratetype free_list_type(struct mm_pool *pool, uint64_t pfn)
-{
-	return pool->grouping ? get_pageblock_migratetype(pool, pfn)
-			      : MIGRATE_MOVABLE;
 }
 
 static bool page_is_buddy(struct mm_pool *pool, uint64_t buddy,

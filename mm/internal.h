@@ -43,6 +43,7 @@ struct free_area {
 	uint64_t nr_free;
 };
 
+/* Aligned so two threads' lists never share a cache line. */
 struct mm_pcp {
 	struct mm_pool *pool;
 	atomic_flag lock;	/* owner's fast path; taken by remote drains */
@@ -51,7 +52,7 @@ struct mm_pcp {
 	uint64_t nr_free;
 	struct frame_list lists[MIGRATE_TYPES];
 	struct mm_pcp *next_pcp;
-};
+} __attribute__((aligned(64)));
 
 struct mm_pool {
 	pthread_mutex_t lock;		/* like zone->lock */
@@ -69,19 +70,74 @@ struct mm_pool {
 
 	pthread_mutex_t pcp_list_lock;	/* taken before any pcp lock */
 	struct mm_pcp *pcps;
-	atomic_uint_fast64_t pcp_pages;
 };
 
-/* frame lists */
-void list_init(struct frame_list *l);
-void list_add(struct mm_pool *pool, struct frame_list *l, uint32_t pfn);
-void list_del(struct mm_pool *pool, struct frame_list *l, uint32_t pfn);
-uint32_t list_pop(struct mm_pool *pool, struct frame_list *l);
+/* frame lists: inline, they are the per-thread fast path */
+static inline void list_init(struct frame_list *l)
+{
+	l->head = NIL;
+	l->count = 0;
+}
 
-/* pageblock flags */
+static inline void list_add(struct mm_pool *pool, struct frame_list *l, uint32_t pfn)
+{
+	struct mm_frame *f = &pool->frames[pfn];
+
+	f->prev = NIL;
+	f->next = l->head;
+	if (l->head != NIL)
+		pool->frames[l->head].prev = pfn;
+	l->head = pfn;
+	l->count++;
+}
+
+static inline void list_del(struct mm_pool *pool, struct frame_list *l, uint32_t pfn)
+{
+	struct mm_frame *f = &pool->frames[pfn];
+
+	if (f->prev != NIL)
+		pool->frames[f->prev].next = f->next;
+	else
+		l->head = f->next;
+	if (f->next != NIL)
+		pool->frames[f->next].prev = f->prev;
+	f->next = f->prev = NIL;
+	l->count--;
+}
+
+static inline uint32_t list_pop(struct mm_pool *pool, struct frame_list *l)
+{
+	uint32_t pfn = l->head;
+
+	if (pfn != NIL)
+		list_del(pool, l, pfn);
+	return pfn;
+}
+
+
+/* pageblock flags: 4 bits per pageblock, bits 0-1 the migratetype */
+#define NR_PAGEBLOCK_BITS	4
+#define PB_MIGRATE_MASK		0x3UL
+#define BITS_PER_LONG		(sizeof(unsigned long) * 8)
+
+static inline unsigned long get_pageblock_flags_group(struct mm_pool *pool,
+					       uint64_t pb, unsigned long mask)
+{
+	uint64_t bit = pb * NR_PAGEBLOCK_BITS;
+	unsigned long word = __atomic_load_n(&pool->pageblock_flags[bit / BITS_PER_LONG],
+					     __ATOMIC_RELAXED);
+
+	return (word >> (bit % BITS_PER_LONG)) & mask;
+}
+
+static inline enum mm_migratetype get_pageblock_migratetype(struct mm_pool *pool,
+					      uint64_t pfn)
+{
+	return get_pageblock_flags_group(pool, pfn >> MM_PAGEBLOCK_ORDER,
+					 PB_MIGRATE_MASK);
+}
+
 int pageblock_bitmap_init(struct mm_pool *pool);
-enum mm_migratetype get_pageblock_migratetype(struct mm_pool *pool,
-					      uint64_t pfn);
 void set_pageblock_migratetype(struct mm_pool *pool, uint64_t pfn,
 			       enum mm_migratetype mt);
 void set_pageblocks_migratetype(struct mm_pool *pool, uint64_t pfn,
@@ -99,9 +155,15 @@ long __rmqueue(struct mm_pool *pool, unsigned int order,
 	       enum mm_migratetype mt);
 long __rmqueue_smallest(struct mm_pool *pool, unsigned int order,
 			enum mm_migratetype mt);
-enum mm_migratetype free_list_type(struct mm_pool *pool, uint64_t pfn);
 void __mark_allocated(struct mm_pool *pool, uint64_t pfn, unsigned int order,
 		      enum mm_migratetype mt, uint32_t owner);
+
+/* The list a freed frame joins: its pageblock's (patch 010), or the one list. */
+static inline enum mm_migratetype free_list_type(struct mm_pool *pool, uint64_t pfn)
+{
+	return pool->grouping ? get_pageblock_migratetype(pool, pfn)
+			      : MIGRATE_MOVABLE;
+}
 
 /* fallback */
 long __rmqueue_fallback(struct mm_pool *pool, unsigned int order,

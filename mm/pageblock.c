@@ -14,9 +14,6 @@
 
 #include "mm/internal.h"
 
-#define NR_PAGEBLOCK_BITS	4
-#define PB_MIGRATE_MASK		0x3UL
-#define BITS_PER_LONG		(sizeof(unsigned long) * CHAR_BIT)
 
 size_t pageblock_bitmap_bytes(const struct mm_pool *pool)
 {
@@ -31,16 +28,6 @@ int pageblock_bitmap_init(struct mm_pool *pool)
 	return pool->pageblock_flags ? 0 : -ENOMEM;
 }
 
-static unsigned long get_pageblock_flags_group(struct mm_pool *pool,
-					       uint64_t pb, unsigned long mask)
-{
-	uint64_t bit = pb * NR_PAGEBLOCK_BITS;
-	unsigned long word = __atomic_load_n(&pool->pageblock_flags[bit / BITS_PER_LONG],
-					     __ATOMIC_RELAXED);
-
-	return (word >> (bit % BITS_PER_LONG)) & mask;
-}
-
 static void set_pageblock_flags_group(struct mm_pool *pool, uint64_t pb,
 				      unsigned long val, unsigned long mask)
 {
@@ -52,13 +39,6 @@ static void set_pageblock_flags_group(struct mm_pool *pool, uint64_t pb,
 
 	__atomic_store_n(word, (old & ~(mask << shift)) | ((val & mask) << shift),
 			 __ATOMIC_RELAXED);
-}
-
-enum mm_migratetype get_pageblock_migratetype(struct mm_pool *pool,
-					      uint64_t pfn)
-{
-	return get_pageblock_flags_group(pool, pfn >> MM_PAGEBLOCK_ORDER,
-					 PB_MIGRATE_MASK);
 }
 
 void set_pageblock_migratetype(struct mm_pool *pool, uint64_t pfn,

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mm/internal.h"
 
@@ -30,10 +31,11 @@ static void pcp_unlock(struct mm_pcp *pcp)
 
 int mm_pcp_create(struct mm_pool *pool, struct mm_pcp **out)
 {
-	struct mm_pcp *pcp = calloc(1, sizeof(*pcp));
+	struct mm_pcp *pcp = aligned_alloc(64, sizeof(*pcp));
 
 	if (!pcp)
 		return -ENOMEM;
+	memset(pcp, 0, sizeof(*pcp));
 	pcp->pool = pool;
 	atomic_flag_clear(&pcp->lock);
 	for (int t = 0; t < MIGRATE_TYPES; t++)
@@ -63,7 +65,6 @@ static void __pcp_spill(struct mm_pcp *pcp, unsigned int nr)
 	}
 	pthread_mutex_unlock(&pool->lock);
 	pcp->count -= done;
-	atomic_fetch_sub(&pool->pcp_pages, done);
 }
 
 /* Take pcp_batch frames of @mt from the buddy lists at one lock round. */
@@ -87,7 +88,6 @@ static void __rmqueue_bulk(struct mm_pcp *pcp, enum mm_migratetype mt)
 	pool->counters.pcp_refill++;
 	pthread_mutex_unlock(&pool->lock);
 	pcp->count += got;
-	atomic_fetch_add(&pool->pcp_pages, got);
 }
 
 long pcp_alloc(struct mm_pcp *pcp, enum mm_migratetype mt, uint32_t owner)
@@ -104,7 +104,6 @@ long pcp_alloc(struct mm_pcp *pcp, enum mm_migratetype mt, uint32_t owner)
 	if (pfn != NIL) {
 		pcp->count--;
 		pcp->nr_alloc++;
-		atomic_fetch_sub(&pool->pcp_pages, 1);
 		f = &pool->frames[pfn];
 		f->state = MM_FRAME_ALLOC;
 		f->mt = mt;
@@ -131,7 +130,6 @@ void pcp_free(struct mm_pcp *pcp, uint64_t pfn)
 	list_add(pool, &pcp->lists[mt], pfn);
 	pcp->count++;
 	pcp->nr_free++;
-	atomic_fetch_add(&pool->pcp_pages, 1);
 	if (pcp->count > pool->pcp_high)
 		__pcp_spill(pcp, pool->pcp_batch);
 	pcp_unlock(pcp);
