@@ -62,9 +62,9 @@ static int __classify_tail(struct mm_pool *pool, uint64_t pfn)
 		uint64_t head = pfn & ~((1UL << o) - 1);
 		const struct mm_frame *f = &pool->frames[head];
 
-		if (f->state == MM_FRAME_TAIL || f->order < o)
+		if (frame_state(f) == MM_FRAME_TAIL || f->order < o)
 			continue;
-		return f->state == MM_FRAME_FREE ? -EALREADY : -EINVAL;
+		return frame_state(f) == MM_FRAME_FREE ? -EALREADY : -EINVAL;
 	}
 	return -EINVAL;
 }
@@ -73,7 +73,7 @@ static int __free_checked(struct mm_pool *pool, uint64_t pfn)
 {
 	struct mm_frame *f = &pool->frames[pfn];
 
-	switch (f->state) {
+	switch (frame_state(f)) {
 	case MM_FRAME_ALLOC:
 		__free_one_page(pool, pfn, f->order);
 		pool->counters.frees++;
@@ -93,7 +93,7 @@ int mm_free(struct mm_pool *pool, struct mm_pcp *pcp, uint64_t frame)
 	if (frame < pool->nr_frames && pcp && pcp->pool == pool) {
 		const struct mm_frame *f = &pool->frames[frame];
 
-		if (f->state == MM_FRAME_ALLOC && f->order == 0) {
+		if (frame_state(f) == MM_FRAME_ALLOC && f->order == 0) {
 			pcp_free(pcp, frame);
 			return 0;
 		}
@@ -118,8 +118,8 @@ int mm_frame_info(struct mm_pool *pool, uint64_t frame,
 	pcp_lock_all(pool);
 	pthread_mutex_lock(&pool->lock);
 	f = &pool->frames[frame];
-	info->state = f->state;
-	info->order = f->state == MM_FRAME_TAIL ? 0 : f->order;
+	info->state = frame_state(f);
+	info->order = frame_state(f) == MM_FRAME_TAIL ? 0 : f->order;
 	info->mt = f->mt;
 	info->owner = f->owner;
 	pthread_mutex_unlock(&pool->lock);

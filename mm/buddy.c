@@ -12,7 +12,7 @@ void __add_free_block(struct mm_pool *pool, uint64_t pfn, unsigned int order,
 	struct mm_frame *f = &pool->frames[pfn];
 	struct free_area *area = &pool->free_area[order];
 
-	f->state = MM_FRAME_FREE;
+	set_frame_state(f, MM_FRAME_FREE);
 	f->order = order;
 	f->mt = mt;
 	f->owner = MM_NO_OWNER;
@@ -29,7 +29,7 @@ void __del_free_block(struct mm_pool *pool, uint64_t pfn)
 	list_del(pool, &area->free_list[f->mt], pfn);
 	area->nr_free--;
 	pool->free_pages -= 1UL << f->order;
-	f->state = MM_FRAME_TAIL;
+	set_frame_state(f, MM_FRAME_TAIL);
 }
 
 /*
@@ -54,7 +54,7 @@ static bool page_is_buddy(struct mm_pool *pool, uint64_t buddy,
 	if (buddy + (1UL << order) > pool->nr_frames)
 		return false;
 	f = &pool->frames[buddy];
-	return f->state == MM_FRAME_FREE && f->order == order;
+	return frame_state(f) == MM_FRAME_FREE && f->order == order;
 }
 
 /*
@@ -68,7 +68,7 @@ void __free_one_page(struct mm_pool *pool, uint64_t pfn, unsigned int order)
 {
 	enum mm_migratetype mt;
 
-	pool->frames[pfn].state = MM_FRAME_TAIL;
+	set_frame_state(&pool->frames[pfn], MM_FRAME_TAIL);
 	while (order < MM_MAX_ORDER - 1) {
 		uint64_t buddy = pfn ^ (1UL << order);
 
@@ -142,7 +142,7 @@ void __mark_allocated(struct mm_pool *pool, uint64_t pfn, unsigned int order,
 {
 	struct mm_frame *f = &pool->frames[pfn];
 
-	f->state = MM_FRAME_ALLOC;
+	set_frame_state(f, MM_FRAME_ALLOC);
 	f->order = order;
 	f->mt = mt;
 	f->owner = owner;

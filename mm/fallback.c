@@ -44,11 +44,11 @@ unsigned int move_freepages_block(struct mm_pool *pool, uint64_t pfn,
 		struct mm_frame *f = &pool->frames[pfn];
 		struct free_area *area = &pool->free_area[f->order];
 
-		if (f->state == MM_FRAME_TAIL || f->state == MM_FRAME_PCP) {
+		if (frame_state(f) == MM_FRAME_TAIL || frame_state(f) == MM_FRAME_PCP) {
 			pfn++;
 			continue;
 		}
-		if (f->state == MM_FRAME_FREE && f->mt != mt) {
+		if (frame_state(f) == MM_FRAME_FREE && f->mt != mt) {
 			list_del(pool, &area->free_list[f->mt], pfn);
 			list_add(pool, &area->free_list[mt], pfn);
 			f->mt = mt;

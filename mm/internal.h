@@ -32,6 +32,22 @@ struct mm_frame {
 	uint8_t pad;
 };
 
+/*
+ * A cached frame's state is written by its pcp's owner under the pcp lock
+ * only, while the buddy code (under pool->lock) may read it when looking
+ * at a buddy: relaxed atomics make that read defined. It never reads as
+ * MM_FRAME_FREE, so no merge can take a cached frame.
+ */
+static inline uint8_t frame_state(const struct mm_frame *f)
+{
+	return __atomic_load_n(&f->state, __ATOMIC_RELAXED);
+}
+
+static inline void set_frame_state(struct mm_frame *f, uint8_t state)
+{
+	__atomic_store_n(&f->state, state, __ATOMIC_RELAXED);
+}
+
 /* A doubly linked list of frames by index: O(1) removal of a buddy. */
 struct frame_list {
 	uint32_t head;

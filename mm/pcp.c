@@ -79,7 +79,7 @@ static void __rmqueue_bulk(struct mm_pcp *pcp, enum mm_migratetype mt)
 
 		if (pfn < 0)
 			break;
-		pool->frames[pfn].state = MM_FRAME_PCP;
+		set_frame_state(&pool->frames[pfn], MM_FRAME_PCP);
 		pool->frames[pfn].order = 0;
 		pool->frames[pfn].mt = mt;
 		list_add(pool, &pcp->lists[mt], pfn);
@@ -105,7 +105,7 @@ long pcp_alloc(struct mm_pcp *pcp, enum mm_migratetype mt, uint32_t owner)
 		pcp->count--;
 		pcp->nr_alloc++;
 		f = &pool->frames[pfn];
-		f->state = MM_FRAME_ALLOC;
+		set_frame_state(f, MM_FRAME_ALLOC);
 		f->mt = mt;
 		f->owner = owner;
 	}
@@ -124,7 +124,7 @@ void pcp_free(struct mm_pcp *pcp, uint64_t pfn)
 	struct mm_frame *f = &pool->frames[pfn];
 
 	pcp_lock(pcp);
-	f->state = MM_FRAME_PCP;
+	set_frame_state(f, MM_FRAME_PCP);
 	f->mt = mt;
 	f->owner = MM_NO_OWNER;
 	list_add(pool, &pcp->lists[mt], pfn);

@@ -58,8 +58,8 @@ static int pool_check_config(const struct mm_pool_config *cfg, size_t *size)
 	*size = cfg && cfg->size ? cfg->size : MM_DEFAULT_POOL_SIZE;
 	if (*size % MM_PAGEBLOCK_SIZE)
 		return -EINVAL;
-	if ((*size >> MM_PAGE_SHIFT) >= NIL)
-		return -E2BIG;
+	if ((*size >> MM_PAGE_SHIFT) >= NIL)	/* frame numbers are 32-bit */
+		return -EINVAL;
 	return 0;
 }
 

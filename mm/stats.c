@@ -58,7 +58,7 @@ static void __walk_blocks(struct mm_pool *pool, struct mm_stats *st,
 	for (uint64_t pfn = 0; pfn < pool->nr_frames;) {
 		const struct mm_frame *f = &pool->frames[pfn];
 
-		switch (f->state) {
+		switch (frame_state(f)) {
 		case MM_FRAME_ALLOC:
 			st->allocated_pages[f->mt] += 1UL << f->order;
 			mark_pageblocks(types, pfn, f->order, 1U << f->mt);

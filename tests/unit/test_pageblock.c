@@ -73,6 +73,43 @@ static void test_split_marks_covered_pageblocks(void)
 	mm_pool_destroy(pool);
 }
 
+/*
+ * Freed while grouping is off, an order-10 block of UNMOVABLE pageblocks
+ * sits on the MOVABLE list; once grouping is back, a MOVABLE request that
+ * splits it from its own list claims both pageblocks without a fallback.
+ */
+static void test_own_list_split_retypes_pageblocks(void)
+{
+	struct mm_pool *pool = pool_new(4, true);
+	struct mm_stats st;
+	long a, b;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	a = mm_alloc(pool, NULL, 10, MIGRATE_UNMOVABLE, 0);
+	CU_ASSERT_EQUAL_FATAL(a, 0);
+	CU_ASSERT_EQUAL(mm_pageblock_migratetype(pool, 0), MIGRATE_UNMOVABLE);
+
+	mm_set_grouping(pool, false);
+	CU_ASSERT_EQUAL(mm_free(pool, NULL, 0), 0);
+	CU_ASSERT_FATAL(pool_snapshot(pool, &st));
+	CU_ASSERT_EQUAL(st.nr_free_type[MIGRATE_MOVABLE][10], 1);
+	CU_ASSERT_EQUAL(mm_pageblock_migratetype(pool, 0), MIGRATE_UNMOVABLE);
+
+	mm_set_grouping(pool, true);
+	b = mm_alloc(pool, NULL, 0, MIGRATE_MOVABLE, 0);
+	CU_ASSERT_FATAL(b >= 0);
+	CU_ASSERT_EQUAL(mm_pageblock_migratetype(pool, 0), MIGRATE_MOVABLE);
+	CU_ASSERT_EQUAL(mm_pageblock_migratetype(pool, 1), MIGRATE_MOVABLE);
+	CU_ASSERT_FATAL(pool_snapshot(pool, &st));
+	ASSERT_PAGEBLOCK_COUNTS(pool, &st);
+	CU_ASSERT_EQUAL(st.counters.fallback[MIGRATE_MOVABLE], 0);
+	CU_ASSERT_EQUAL(st.pageblocks_type[MIGRATE_MOVABLE], 2);
+
+	CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)b), 0);
+	ASSERT_POOL_WHOLE(pool);
+	mm_pool_destroy(pool);
+}
+
 static void test_steal_marks_head_pageblock(void)
 {
 	struct mm_pool *pool = pool_new(4, true);
@@ -226,9 +263,9 @@ static void test_mixed_by_small_fallback(void)
 }
 
 /*
- * A pcp refill of 31 frames after the first one takes the pieces of order
- * 0..4 that splitting an order-10 block left: 32 frames in one pageblock.
- * Cached frames keep their pageblock out of free_pageblocks.
+ * A pcp refill of 31 frames splits one order-10 block and takes the first
+ * frames smallest piece first: all 31 sit in one pageblock. Cached frames
+ * keep their pageblock out of free_pageblocks.
  */
 static void test_free_pageblocks_count_pcp(void)
 {
@@ -245,7 +282,7 @@ static void test_free_pageblocks_count_pcp(void)
 	CU_ASSERT_EQUAL(st.free_pageblocks, 3);
 	CU_ASSERT_EQUAL(mm_free(pool, pcp, (uint64_t)x), 0);
 	CU_ASSERT_FATAL(pool_snapshot(pool, &st));
-	CU_ASSERT_EQUAL(st.pcp_pages, 32);
+	CU_ASSERT_EQUAL(st.pcp_pages, 31);
 	CU_ASSERT_EQUAL(st.free_pageblocks, 3);
 	CU_ASSERT_EQUAL(st.mixed_pageblocks, 0);
 	mm_drain_all(pool);
@@ -263,6 +300,8 @@ int register_pageblock_suite(void)
 		{ "initially all MOVABLE", test_initial_all_movable },
 		{ "splitting marks covered pageblocks",
 		  test_split_marks_covered_pageblocks },
+		{ "own-list split retypes its pageblocks",
+		  test_own_list_split_retypes_pageblocks },
 		{ "stealing marks the head pageblock",
 		  test_steal_marks_head_pageblock },
 		{ "MOVABLE allocations keep MOVABLE",

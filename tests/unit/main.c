@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gpmm unit tests: the mm/ suites, run with CUnit's basic interface.
+ * `unit-tests` runs them all; `unit-tests SUITE...` runs the named ones.
+ * Exits 1 when any assertion or test failed.
+ */
+#include <stdio.h>
+
+#include <CUnit/Basic.h>
+#include <CUnit/CUnit.h>
+
+int register_buddy_suite(void);
+int register_fallback_suite(void);
+int register_pageblock_suite(void);
+int register_pcp_suite(void);
+int register_stats_suite(void);
+int register_badinput_suite(void);
+int register_stress_suite(void);
+int register_trace_suite(void);
+
+static int (*const suites[])(void) = {
+	register_buddy_suite,
+	register_fallback_suite,
+	register_pageblock_suite,
+	register_pcp_suite,
+	register_stats_suite,
+	register_badinput_suite,
+	register_stress_suite,
+	register_trace_suite,
+};
+
+static int run_named(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		CU_pSuite suite = CU_get_suite(argv[i]);
+
+		if (!suite) {
+			fprintf(stderr, "unit-tests: no suite named '%s'\n",
+				argv[i]);
+			return -1;
+		}
+		if (CU_basic_run_suite(suite) != CUE_SUCCESS)
+			return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int failures, tests_failed, tests_run;
+	int rc;
+
+	if (CU_initialize_registry() != CUE_SUCCESS) {
+		fprintf(stderr, "unit-tests: %s\n", CU_get_error_msg());
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++) {
+		if (suites[i]() != CUE_SUCCESS) {
+			fprintf(stderr, "unit-tests: %s\n", CU_get_error_msg());
+			CU_cleanup_registry();
+			return 1;
+		}
+	}
+
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	rc = argc > 1 ? run_named(argc, argv) : (int)CU_basic_run_tests();
+	failures = CU_get_number_of_failures();
+	tests_failed = CU_get_number_of_tests_failed();
+	tests_run = CU_get_number_of_tests_run();
+	if (failures)
+		CU_basic_show_failures(CU_get_failure_list());
+	printf("\nunit-tests: %u tests run, %u failed, %u assertion failures\n",
+	       tests_run, tests_failed, failures);
+	CU_cleanup_registry();
+	return rc || failures || tests_failed ? 1 : 0;
+}

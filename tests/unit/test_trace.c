@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Trace parsing and replay, and the fragmentation benchmark's figures on
+ * the shipped traces.
+ */
+#include <CUnit/CUnit.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mm/mm.h"
+#include "tests/bench/bench.h"
+#include "tests/bench/trace.h"
+#include "tests/bench/workload.h"
+
+static void test_parse_valid_lines(void)
+{
+	struct trace_event ev;
+
+	CU_ASSERT_EQUAL(trace_parse_line("a 7 3 U\n", &ev), 1);
+	CU_ASSERT_EQUAL(ev.op, TRACE_ALLOC);
+	CU_ASSERT_EQUAL(ev.id, 7);
+	CU_ASSERT_EQUAL(ev.order, 3);
+	CU_ASSERT_EQUAL(ev.mt, MIGRATE_UNMOVABLE);
+	CU_ASSERT_EQUAL(trace_parse_line("a 18446744073709551615 10 m", &ev), 1);
+	CU_ASSERT_EQUAL(ev.id, UINT64_MAX);
+	CU_ASSERT_EQUAL(ev.mt, MIGRATE_MOVABLE);
+	CU_ASSERT_EQUAL(trace_parse_line("\tf 42  # done with it", &ev), 1);
+	CU_ASSERT_EQUAL(ev.op, TRACE_FREE);
+	CU_ASSERT_EQUAL(ev.id, 42);
+	CU_ASSERT_EQUAL(trace_parse_line("r", &ev), 1);
+	CU_ASSERT_EQUAL(ev.op, TRACE_RECLAIM);
+	CU_ASSERT_EQUAL(trace_parse_line("c\r\n", &ev), 1);
+	CU_ASSERT_EQUAL(ev.op, TRACE_COMPACT);
+	CU_ASSERT_EQUAL(trace_parse_line("# a comment", &ev), 0);
+	CU_ASSERT_EQUAL(trace_parse_line("   \n", &ev), 0);
+}
+
+static void test_parse_malformed_lines(void)
+{
+	static const char *const bad[] = {
+		"a 1 0", "a 1 0 X", "a 1 11 M", "a -1 0 M", "a 1 -0 M",
+		"a x 0 M", "a 1 0 M extra", "f", "f 1 2", "f abc", "r 1",
+		"q 1", "a 99999999999999999999 0 M", "a 1 0 MM", "c c",
+	};
+	struct trace_event ev;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CU_ASSERT_EQUAL(trace_parse_line(bad[i], &ev), -EINVAL);
+}
+
+struct replay_env {
+	struct mm_pool *pool;
+	struct replay *r;
+};
+
+static int env_open(struct replay_env *e, size_t mib)
+{
+	struct mm_pool_config cfg = { .size = mib << 20, .grouping = true };
+
+	if (mm_pool_create(&cfg, &e->pool))
+		return -1;
+	return replay_create(e->pool, NULL, &e->r);
+}
+
+static void env_close(struct replay_env *e)
+{
+	replay_destroy(e->r);
+	mm_pool_destroy(e->pool);
+}
+
+static int replay_text(struct replay_env *e, const char *text, char *err,
+		       size_t errlen)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = trace_replay_file(f, e->r, err, errlen);
+	fclose(f);
+	return ret;
+}
+
+static void test_malformed_line_number(void)
+{
+	struct replay_env e;
+	char err[256] = "";
+
+	CU_ASSERT_FATAL(env_open(&e, 4) == 0);
+	CU_ASSERT_EQUAL(replay_text(&e, "# t\na 1 0 M\n\na 2 0 Z\n", err,
+				    sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "line 4"));
+	env_close(&e);
+}
+
+static void test_unknown_and_duplicate_ids(void)
+{
+	struct replay_env e;
+	char err[256] = "";
+
+	CU_ASSERT_FATAL(env_open(&e, 4) == 0);
+	CU_ASSERT_EQUAL(replay_text(&e, "a 1 0 M\nf 2\n", err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "line 2"));
+	CU_ASSERT_EQUAL(replay_text(&e, "a 5 0 M\na 5 1 U\n", err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "line 2"));
+	env_close(&e);
+}
+
+/* A trace bigger than the pool: failures are counted, nothing breaks. */
+static void test_pool_runs_out(void)
+{
+	struct replay_env e;
+	struct mm_stats st;
+	char err[256] = "";
+
+	CU_ASSERT_FATAL(env_open(&e, 2) == 0);
+	CU_ASSERT_EQUAL(replay_text(&e, "a 1 9 M\na 2 0 U\nf 2\nf 1\na 3 9 R\n",
+				    err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(replay_counts(e.r)->alloc_failed, 1);
+	CU_ASSERT_EQUAL(replay_counts(e.r)->live_pages[MIGRATE_RECLAIMABLE], 512);
+	replay_free_types(e.r, 7);
+	CU_ASSERT_EQUAL(mm_stats(e.pool, &st), 0);
+	CU_ASSERT_EQUAL(st.free_pages, 512);
+	CU_ASSERT_EQUAL(st.nr_free[9], 1);
+	env_close(&e);
+}
+
+static void test_reclaim_event_frees_reclaimable(void)
+{
+	struct replay_env e;
+	struct mm_stats st;
+	char err[256] = "";
+
+	CU_ASSERT_FATAL(env_open(&e, 8) == 0);
+	CU_ASSERT_EQUAL(replay_text(&e, "a 1 2 R\na 2 0 M\na 3 1 R\na 4 0 U\nr\nc\n",
+				    err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(mm_stats(e.pool, &st), 0);
+	CU_ASSERT_EQUAL(st.allocated_pages[MIGRATE_RECLAIMABLE], 0);
+	CU_ASSERT_EQUAL(st.allocated_pages[MIGRATE_MOVABLE], 1);
+	CU_ASSERT_EQUAL(st.allocated_pages[MIGRATE_UNMOVABLE], 1);
+	CU_ASSERT_EQUAL(replay_counts(e.r)->reclaims, 1);
+	/* a reclaimed ID may be reused by a later allocation */
+	CU_ASSERT_EQUAL(replay_text(&e, "a 1 0 M\nf 1\n", err, sizeof(err)), 0);
+	env_close(&e);
+}
+
+static void check_shipped_trace(const char *path)
+{
+	struct frag_opts o = { .trace = path };
+	struct frag_result buddy, grouping;
+	char err[256] = "";
+
+	CU_ASSERT_EQUAL_FATAL(bench_frag_measure(&o, "buddy", false, &buddy, err,
+						 sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(bench_frag_measure(&o, "grouping", true, &grouping,
+						 err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(grouping.pool_pages, 64 << 8);
+	CU_ASSERT(grouping.events > 10000);
+	CU_ASSERT(grouping.huge_allocatable_pct >= 95.0);
+	CU_ASSERT(grouping.huge_allocatable_pct <= grouping.physical_limit_pct + 1e-9);
+	CU_ASSERT(grouping.huge_allocatable_pct > 2 * buddy.huge_allocatable_pct);
+	CU_ASSERT(grouping.unmovable_pageblocks < buddy.unmovable_pageblocks);
+	CU_ASSERT_EQUAL(buddy.pageblock_steals, 0);
+}
+
+static void test_shipped_traces(void)
+{
+	check_shipped_trace("tests/traces/default-64m.trace");
+	check_shipped_trace("tests/traces/vmhost-64m.trace");
+	check_shipped_trace("tests/traces/nearfull-64m.trace");
+}
+
+static void test_missing_trace_file(void)
+{
+	struct frag_opts o = { .trace = "/nonexistent/x.trace" };
+	struct frag_result res;
+	char err[256] = "";
+
+	CU_ASSERT_EQUAL(bench_frag_measure(&o, "grouping", true, &res, err,
+					   sizeof(err)), -ENOENT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "/nonexistent/x.trace"));
+}
+
+/* The default workload at a small size: deterministic and above 95%. */
+static void test_builtin_workload(void)
+{
+	struct frag_opts o = { .pool_mib = 128, .seed = 3 };
+	struct frag_result a, b, buddy;
+	char err[256] = "";
+
+	CU_ASSERT_EQUAL_FATAL(bench_frag_measure(&o, "grouping", true, &a, err,
+						 sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(bench_frag_measure(&o, "grouping", true, &b, err,
+						 sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(bench_frag_measure(&o, "buddy", false, &buddy, err,
+						 sizeof(err)), 0);
+	CU_ASSERT_EQUAL(a.events, b.events);
+	CU_ASSERT_DOUBLE_EQUAL(a.huge_allocatable_pct, b.huge_allocatable_pct, 1e-12);
+	CU_ASSERT(a.huge_allocatable_pct >= 95.0);
+	CU_ASSERT(a.huge_allocatable_pct > buddy.huge_allocatable_pct);
+	/* the unmovable share the profile promises: 5-10% of the pool */
+	CU_ASSERT(a.unmovable_pages * 20 >= a.pool_pages);
+	CU_ASSERT(a.unmovable_pages * 10 <= a.pool_pages);
+	o.profile = "no-such-profile";
+	CU_ASSERT_EQUAL(bench_frag_measure(&o, "grouping", true, &a, err,
+					   sizeof(err)), -EINVAL);
+}
+
+int register_trace_suite(void)
+{
+	CU_pSuite s = CU_add_suite("trace", NULL, NULL);
+
+	if (!s ||
+	    !CU_add_test(s, "parse valid lines", test_parse_valid_lines) ||
+	    !CU_add_test(s, "parse malformed lines", test_parse_malformed_lines) ||
+	    !CU_add_test(s, "malformed line number", test_malformed_line_number) ||
+	    !CU_add_test(s, "unknown and duplicate ids", test_unknown_and_duplicate_ids) ||
+	    !CU_add_test(s, "pool runs out", test_pool_runs_out) ||
+	    !CU_add_test(s, "reclaim event", test_reclaim_event_frees_reclaimable) ||
+	    !CU_add_test(s, "shipped traces", test_shipped_traces) ||
+	    !CU_add_test(s, "missing trace file", test_missing_trace_file) ||
+	    !CU_add_test(s, "built-in workload", test_builtin_workload))
+		return CU_get_error();
+	return 0;
+}
