@@ -16,6 +16,7 @@
 #define NIL			UINT32_MAX
 #define PCP_DEFAULT_HIGH	186
 #define PCP_DEFAULT_BATCH	31
+#define PCP_MAX_BATCH		1024
 
 /*
  * Per-frame metadata, the pool's struct page: 16 bytes. next/prev link a

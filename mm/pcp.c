@@ -67,14 +67,21 @@ static void __pcp_spill(struct mm_pcp *pcp, unsigned int nr)
 	pcp->count -= done;
 }
 
-/* Take pcp_batch frames of @mt from the buddy lists at one lock round. */
+/*
+ * Take pcp_batch frames of @mt from the buddy lists at one lock round.
+ * They are queued so that they come off the list in the order the buddy
+ * handed them out (ascending within a block): a guest touching ascending
+ * addresses then gets ascending frames, and the host merges the adjacent
+ * mappings into one VMA instead of one per page.
+ */
 static void __rmqueue_bulk(struct mm_pcp *pcp, enum mm_migratetype mt)
 {
 	struct mm_pool *pool = pcp->pool;
-	unsigned int got = 0;
+	uint32_t got[PCP_MAX_BATCH];
+	unsigned int nr = 0;
 
 	pthread_mutex_lock(&pool->lock);
-	while (got < pool->pcp_batch) {
+	while (nr < pool->pcp_batch) {
 		long pfn = __rmqueue(pool, 0, mt);
 
 		if (pfn < 0)
@@ -82,12 +89,13 @@ static void __rmqueue_bulk(struct mm_pcp *pcp, enum mm_migratetype mt)
 		set_frame_state(&pool->frames[pfn], MM_FRAME_PCP);
 		pool->frames[pfn].order = 0;
 		pool->frames[pfn].mt = mt;
-		list_add(pool, &pcp->lists[mt], pfn);
-		got++;
+		got[nr++] = (uint32_t)pfn;
 	}
+	for (unsigned int i = nr; i-- > 0;)
+		list_add(pool, &pcp->lists[mt], got[i]);
 	pool->counters.pcp_refill++;
 	pthread_mutex_unlock(&pool->lock);
-	pcp->count += got;
+	pcp->count += nr;
 }
 
 long pcp_alloc(struct mm_pcp *pcp, enum mm_migratetype mt, uint32_t owner)

@@ -82,6 +82,8 @@ int mm_pool_create(const struct mm_pool_config *cfg, struct mm_pool **out)
 	pool->pcp_batch = cfg && cfg->pcp_batch ? cfg->pcp_batch : PCP_DEFAULT_BATCH;
 	if (pool->pcp_batch > pool->pcp_high)
 		pool->pcp_batch = pool->pcp_high;
+	if (pool->pcp_batch > PCP_MAX_BATCH)
+		pool->pcp_batch = PCP_MAX_BATCH;
 	pool->fd = -1;
 
 	err = -ENOMEM;

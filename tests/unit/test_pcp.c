@@ -359,6 +359,30 @@ static void test_pcp_with_grouping_off(void)
 	mm_pool_destroy(pool);
 }
 
+/*
+ * A refill hands frames out in the order the buddy split them, so a run of
+ * order-0 allocations ascends and the host can merge their mappings.
+ */
+static void test_refill_ascends(void)
+{
+	struct mm_pool *pool = pool_new(8, true);
+	struct mm_pcp *pcp;
+	long prev = -1;
+
+	CU_ASSERT_FATAL(pool != NULL);
+	CU_ASSERT_FATAL(mm_pcp_create(pool, &pcp) == 0);
+	for (int i = 0; i < 100; i++) {
+		long pfn = mm_alloc(pool, pcp, 0, MIGRATE_MOVABLE, TEST_OWNER);
+
+		CU_ASSERT_FATAL(pfn >= 0);
+		if (i)
+			CU_ASSERT_EQUAL(pfn, prev + 1);
+		prev = pfn;
+	}
+	mm_pcp_destroy(pcp);
+	mm_pool_destroy(pool);
+}
+
 int register_pcp_suite(void)
 {
 	static const struct {
@@ -375,6 +399,7 @@ int register_pcp_suite(void)
 		{ "destroy returns frames", test_destroy_returns_frames },
 		{ "drain all empties every pcp", test_drain_all_empties },
 		{ "pcp with grouping off", test_pcp_with_grouping_off },
+		{ "refill ascends", test_refill_ascends },
 	};
 	CU_pSuite suite = CU_add_suite("pcp", NULL, NULL);
 
