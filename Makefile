@@ -2,7 +2,7 @@
 # suite, `make demo` runs the main job. SANITIZE=1 builds under ASan+UBSan
 # into build/san, V=1 shows the commands, WERROR=0 drops -Werror.
 
-PKGS       := gcc make pkg-config libcunit1-dev libjansson-dev
+PKGS       := gcc make binutils pkg-config libcunit1-dev libjansson-dev libinih-dev
 BUILD      := build
 ifeq ($(SANITIZE),1)
 BUILD      := build/san
@@ -12,12 +12,12 @@ endif
 CC         ?= gcc
 WERROR     ?= 1
 CFLAGS     := -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow \
-              -Wstrict-prototypes -MMD -MP -pthread -I. $(SANFLAGS)
+              -Wstrict-prototypes -Wno-missing-field-initializers -MMD -MP -pthread -I. $(SANFLAGS)
 ifeq ($(WERROR),1)
 CFLAGS     += -Werror
 endif
 LDFLAGS    := -pthread $(SANFLAGS)
-LDLIBS     := -ljansson -lm
+LDLIBS     := -ljansson -linih -lm
 
 ifneq ($(V),1)
 Q          := @
@@ -32,7 +32,23 @@ MM_SRCS    := mm/pool.c \
               mm/alloc.c \
               mm/stats.c
 
-APP_SRCS   := tests/bench/prng.c \
+VMM_SRCS   := vmm/pool.c \
+              vmm/kvm.c \
+              vmm/guest_mem.c \
+              vmm/boot.c \
+              vmm/vcpu.c \
+              vmm/vm.c \
+              vmm/config.c \
+              vmm/qmp.c \
+              vmm/qmp_client.c \
+              vmm/daemon.c \
+              vmm/cmd_vm.c \
+              devices/device.c \
+              devices/serial8250.c \
+              devices/debugport.c
+
+APP_SRCS   := $(VMM_SRCS) \
+              tests/bench/prng.c \
               tests/bench/workload.c \
               tests/bench/trace.c \
               tests/bench/bench_frag.c \
@@ -40,18 +56,23 @@ APP_SRCS   := tests/bench/prng.c \
               vmm/cli.c
 
 UNIT_SRCS  := $(wildcard tests/unit/*.c)
+INTEG_SRCS := $(wildcard tests/integration/*.c)
 
 MM_OBJS    := $(MM_SRCS:%.c=$(BUILD)/%.o)
 APP_OBJS   := $(APP_SRCS:%.c=$(BUILD)/%.o)
 UNIT_OBJS  := $(UNIT_SRCS:%.c=$(BUILD)/%.o)
+INTEG_OBJS := $(INTEG_SRCS:%.c=$(BUILD)/%.o)
 LIBMM      := $(BUILD)/libgpmm-mm.a
 LIBAPP     := $(BUILD)/libgpmm.a
 GPMM       := $(BUILD)/gpmm
 UNIT       := $(BUILD)/tests/unit-tests
+INTEG      := $(BUILD)/tests/integration-tests
 DEPS_OK    := build/.deps-ok
 
 .PHONY: all test demo deps clean
-all: $(GPMM)
+all: $(GPMM) guests
+
+include guests/Makefile.inc
 
 # A fresh machine needs nothing by hand: install what is missing, once.
 deps: $(DEPS_OK)
@@ -81,10 +102,18 @@ $(UNIT): $(UNIT_OBJS) $(LIBAPP) $(LIBMM)
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcunit
 
-test: $(UNIT) $(GPMM)
-	$(UNIT)
+$(INTEG): $(INTEG_OBJS) $(LIBAPP) $(LIBMM)
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcunit
 
-demo: $(GPMM)
+# Unit suites need nothing; integration suites boot real KVM guests (they
+# skip, saying why, where /dev/kvm is missing). Both run even if one fails.
+test: $(UNIT) $(INTEG) $(GPMM) guests
+	@rc=0; $(UNIT) || rc=1; \
+	GPMM=$(GPMM) GUESTS=$(BUILD)/guests $(INTEG) || rc=1; exit $$rc
+
+demo: $(GPMM) guests
+	$(GPMM) run --kernel $(BUILD)/guests/memtest.bin --ram 64M --cpus 2 --pool 256M --name demo
 	$(GPMM) bench frag
 
 clean:

@@ -25,6 +25,12 @@ static const struct cli_cmd bench_cmds[] = {
 };
 
 static const struct cli_cmd top_cmds[] = {
+	{ "run", cmd_run, "boot a VM: gpmm run --kernel FILE --ram 512M --cpus 2" },
+	{ "daemon", cmd_daemon, "own a pool and serve many VMs" },
+	{ "status", cmd_status, "a VM's state (QMP query-status)" },
+	{ "stop", cmd_stop, "stop a VM for good (QMP quit)" },
+	{ "pause", cmd_pause, "pause a VM (QMP stop)" },
+	{ "resume", cmd_resume, "resume a paused VM (QMP cont)" },
 	{ "bench", cmd_bench, "measure: gpmm bench frag|alloc|trace-gen" },
 	{ "help", cmd_help, "this text" },
 	{ 0 }

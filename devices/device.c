@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Device registry and bus dispatch. The registry is a table: every VM gets
+ * each device in it, in order; a device claims its port or MMIO ranges
+ * from its init hook.
+ */
+#include <errno.h>
+
+#include "devices/device.h"
+#include "vmm/vm.h"
+
+static const struct device_ops *const device_registry[] = {
+	&serial8250_device,
+	&debugport_device,
+};
+
+#define NR_DEVICES (sizeof(device_registry) / sizeof(device_registry[0]))
+_Static_assert(NR_DEVICES <= DEV_MAX_DEVICES, "device_bus.priv too small");
+
+static int add_range(struct dev_range *ranges, unsigned int *nr,
+		     const char *name, uint64_t base, uint64_t len,
+		     dev_io_fn io, void *opaque)
+{
+	if (!len || base + len < base)
+		return -EINVAL;
+	if (*nr == DEV_MAX_RANGES)
+		return -ENOSPC;
+	for (unsigned int i = 0; i < *nr; i++)
+		if (base < ranges[i].base + ranges[i].len &&
+		    ranges[i].base < base + len)
+			return -EEXIST;
+	ranges[(*nr)++] = (struct dev_range){ name, base, len, io, opaque };
+	return 0;
+}
+
+int dev_register_pio(struct device_bus *bus, const char *name, uint16_t base,
+		     uint16_t len, dev_io_fn io, void *opaque)
+{
+	if ((uint32_t)base + len > 0x10000)
+		return -EINVAL;
+	return add_range(bus->pio, &bus->nr_pio, name, base, len, io, opaque);
+}
+
+int dev_register_mmio(struct device_bus *bus, const char *name, uint64_t base,
+		      uint64_t len, dev_io_fn io, void *opaque)
+{
+	return add_range(bus->mmio, &bus->nr_mmio, name, base, len, io, opaque);
+}
+
+/*
+ * An access belongs to the range its first byte falls in: a 32-bit `out`
+ * to the 1-byte exit port 0x501 must reach it, not spill into 0x502.
+ */
+static const struct dev_range *find(const struct dev_range *r, unsigned int nr,
+				    uint64_t addr)
+{
+	for (unsigned int i = 0; i < nr; i++)
+		if (addr >= r[i].base && addr - r[i].base < r[i].len)
+			return &r[i];
+	return NULL;
+}
+
+int dev_pio(struct vm *vm, struct vcpu *vcpu, uint16_t port, uint8_t *data,
+	    unsigned int len, bool is_write)
+{
+	const struct dev_range *r = find(vm->bus.pio, vm->bus.nr_pio, port);
+
+	return r ? r->io(vm, vcpu, r->opaque, port, data, len, is_write)
+		 : -ENODEV;
+}
+
+int dev_mmio(struct vm *vm, struct vcpu *vcpu, uint64_t addr, uint8_t *data,
+	     unsigned int len, bool is_write)
+{
+	const struct dev_range *r = find(vm->bus.mmio, vm->bus.nr_mmio, addr);
+
+	return r ? r->io(vm, vcpu, r->opaque, addr, data, len, is_write)
+		 : -ENODEV;
+}
+
+int devices_init(struct vm *vm)
+{
+	for (unsigned int i = 0; i < NR_DEVICES; i++) {
+		int err = device_registry[i]->init(vm, &vm->bus.priv[i]);
+
+		if (err) {
+			while (i-- > 0)
+				if (device_registry[i]->exit)
+					device_registry[i]->exit(vm, vm->bus.priv[i]);
+			return err;
+		}
+	}
+	return 0;
+}
+
+void devices_exit(struct vm *vm)
+{
+	for (unsigned int i = NR_DEVICES; i-- > 0;)
+		if (device_registry[i]->exit)
+			device_registry[i]->exit(vm, vm->bus.priv[i]);
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The device bus of a VM: port and MMIO ranges with their handlers. A
+ * handler returns 0, or a negative errno that stops the VM with a report.
+ */
+#ifndef GPMM_DEVICE_H
+#define GPMM_DEVICE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct vm;
+struct vcpu;
+
+typedef int (*dev_io_fn)(struct vm *vm, struct vcpu *vcpu, void *opaque,
+			 uint64_t addr, uint8_t *data, unsigned int len,
+			 bool is_write);
+
+struct dev_range {
+	const char *name;
+	uint64_t base;
+	uint64_t len;
+	dev_io_fn io;
+	void *opaque;
+};
+
+#define DEV_MAX_RANGES	16
+#define DEV_MAX_DEVICES	8
+
+struct device_bus {
+	void *priv[DEV_MAX_DEVICES];	/* per device of the registry */
+	struct dev_range pio[DEV_MAX_RANGES];
+	unsigned int nr_pio;
+	struct dev_range mmio[DEV_MAX_RANGES];
+	unsigned int nr_mmio;
+};
+
+/* A device model: what the registry below instantiates for every VM. */
+struct device_ops {
+	const char *name;
+	int (*init)(struct vm *vm, void **priv);
+	void (*exit)(struct vm *vm, void *priv);
+};
+
+int dev_register_pio(struct device_bus *bus, const char *name, uint16_t base,
+		     uint16_t len, dev_io_fn io, void *opaque);
+int dev_register_mmio(struct device_bus *bus, const char *name, uint64_t base,
+		      uint64_t len, dev_io_fn io, void *opaque);
+/* -ENODEV when nothing claims the address. */
+int dev_pio(struct vm *vm, struct vcpu *vcpu, uint16_t port, uint8_t *data,
+	    unsigned int len, bool is_write);
+int dev_mmio(struct vm *vm, struct vcpu *vcpu, uint64_t addr, uint8_t *data,
+	     unsigned int len, bool is_write);
+
+int devices_init(struct vm *vm);
+void devices_exit(struct vm *vm);
+
+extern const struct device_ops serial8250_device;
+extern const struct device_ops debugport_device;
+
+#endif

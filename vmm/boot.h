@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The flat payload boot protocol of DESIGN.md. */
+#ifndef GPMM_BOOT_H
+#define GPMM_BOOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct vm;
+
+#define BOOT_LOAD_ADDR		0x100000ULL
+#define BOOT_GDT_ADDR		0x500ULL
+#define BOOT_PML4_ADDR		0x1000ULL
+#define BOOT_PDPT_ADDR		0x2000ULL
+#define BOOT_PD_ADDR		0x3000ULL
+#define BOOT_STACK_PER_CPU	0x4000ULL
+#define BOOT_SEL_CODE		0x08
+#define BOOT_SEL_DATA		0x10
+
+/* Load the payload file and build the identity page tables and GDT. */
+int boot_load_flat(struct vm *vm, const char *path, char *err, size_t errlen);
+
+#endif

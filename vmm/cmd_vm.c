@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * CLI commands that run or steer VMs: run, daemon, status, stop, pause,
+ * resume. The only place (with cli.c) that prints errors and exits.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vmm/cli.h"
+#include "vmm/config.h"
+#include "vmm/daemon.h"
+#include "vmm/kvm.h"
+#include "vmm/qmp_client.h"
+
+static const char run_usage[] =
+	"usage: gpmm run [CONFIG.ini] [--kernel FILE] [--ram SIZE] [--cpus N]\n"
+	"                [--pool SIZE] [--name NAME] [--prefault] [--qmp PATH]\n"
+	"                [--daemon SOCK]\n"
+	"Boots a flat payload (DESIGN.md boot protocol) with guest RAM from a\n"
+	"pool of host frames; exits with the guest's exit code (255: the VM\n"
+	"failed, the reason on stderr). With --daemon, a running `gpmm daemon`\n"
+	"hosts the VM, which lives as long as this command does.\n"
+	"Config keys (INI, top level or [vm]): name ram cpus kernel pool prefault qmp.\n";
+
+static int set_opt(struct vm_config *cfg, const char *key, const char *val)
+{
+	char err[256];
+
+	if (config_set(cfg, key, val, err, sizeof(err))) {
+		fprintf(stderr, "gpmm run: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
+			  const char **daemon_sock)
+{
+	static const struct option opts[] = {
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "ram", required_argument, NULL, 'm' },
+		{ "cpus", required_argument, NULL, 'c' },
+		{ "pool", required_argument, NULL, 'p' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "qmp", required_argument, NULL, 'q' },
+		{ "prefault", no_argument, NULL, 'f' },
+		{ "daemon", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	char err[512];
+	int c;
+
+	config_defaults(cfg);
+	/* a config file first, so options given beside it override it */
+	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] == '-') {
+			if (strchr(argv[i], '=') == NULL && i + 1 < argc &&
+			    strcmp(argv[i], "--prefault") && strcmp(argv[i], "--help"))
+				i++;
+			continue;
+		}
+		if (config_load(argv[i], cfg, err, sizeof(err))) {
+			fprintf(stderr, "gpmm run: %s\n", err);
+			return 2;
+		}
+	}
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		const char *key = NULL;
+
+		switch (c) {
+		case 'k': key = "kernel"; break;
+		case 'm': key = "ram"; break;
+		case 'c': key = "cpus"; break;
+		case 'p': key = "pool"; break;
+		case 'n': key = "name"; break;
+		case 'q': key = "qmp"; break;
+		case 'f': cfg->prefault = true; break;
+		case 'd': *daemon_sock = optarg; break;
+		case 'h': fputs(run_usage, stdout); return 1;
+		default: fputs(run_usage, stderr); return 2;
+		}
+		if (key && set_opt(cfg, key, optarg))
+			return 2;
+	}
+	if (!cfg->kernel[0]) {
+		fprintf(stderr, "gpmm run: no kernel: give --kernel FILE or kernel= in a config\n%s",
+			run_usage);
+		return 2;
+	}
+	config_finish(cfg);
+	return 0;
+}
+
+static int run_foreground(struct vm_config *cfg)
+{
+	struct pool *pool;
+	struct daemon d;
+	char err[512];
+	int ret;
+
+	if (!cfg->qmp_path[0])
+		snprintf(cfg->qmp_path, sizeof(cfg->qmp_path), "%s/%s.qmp",
+			 gpmm_run_dir(), cfg->name);
+	ret = pool_open(cfg->pool_bytes, true, &pool);
+	if (ret) {
+		fprintf(stderr, "gpmm run: cannot create a %llu MiB pool: %s\n",
+			(unsigned long long)(cfg->pool_bytes >> 20),
+			ret == -EINVAL ? "the size must be a multiple of 2 MiB" : strerror(-ret));
+		return 2;
+	}
+	ret = daemon_init(&d, pool, NULL, err, sizeof(err));
+	if (!ret)
+		ret = daemon_add_vm(&d, cfg, NULL, true, NULL, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "gpmm run: %s\n", err);
+		daemon_fini(&d);
+		pool_close(pool);
+		return ret == -ENOENT || ret == -EINVAL || ret == -EFBIG ||
+		       ret == -E2BIG ? 2 : 1;
+	}
+	d.exit_when_idle = true;
+	ret = daemon_loop(&d);
+	daemon_fini(&d);
+	pool_close(pool);
+	return ret < 0 ? 1 : ret & 0xff;
+}
+
+struct remote_run {
+	int exit_code;
+	bool ended;
+};
+
+static void remote_event(json_t *ev, void *opaque)
+{
+	struct remote_run *r = opaque;
+	const char *name = json_string_value(json_object_get(ev, "event"));
+	json_t *data = json_object_get(ev, "data");
+
+	if (!name)
+		return;
+	if (!strcmp(name, "GPMM_CONSOLE")) {
+		const char *text = json_string_value(json_object_get(data, "text"));
+		size_t len = json_string_length(json_object_get(data, "text"));
+
+		if (text && fwrite(text, 1, len, stdout) == len)
+			fflush(stdout);
+	} else if (!strcmp(name, "SHUTDOWN")) {
+		const char *report = json_string_value(json_object_get(data, "report"));
+
+		r->exit_code = (int)json_integer_value(json_object_get(data, "exit-code"));
+		r->ended = true;
+		if (report && *report)
+			fprintf(stderr, "gpmm: VM stopped: %s", report);
+	}
+}
+
+static int run_remote(const char *sock, const struct vm_config *cfg)
+{
+	struct remote_run r = { 0 };
+	struct qmp_client q;
+	char err[512], kernel[PATH_MAX];
+	json_t *args, *ret, *ev;
+
+	if (!realpath(cfg->kernel, kernel)) {
+		fprintf(stderr, "gpmm run: cannot read kernel %s: %s\n", cfg->kernel,
+			strerror(errno));
+		return 2;
+	}
+	if (qmpc_connect(&q, sock, err, sizeof(err))) {
+		fprintf(stderr, "gpmm run: %s\n", err);
+		return 1;
+	}
+	args = json_pack("{s:s, s:I, s:i, s:s, s:b}", "name", cfg->name,
+			 "ram", (json_int_t)cfg->ram_bytes, "cpus", (int)cfg->cpus,
+			 "kernel", kernel, "prefault", cfg->prefault);
+	if (cfg->qmp_path[0])
+		json_object_set_new(args, "qmp", json_string(cfg->qmp_path));
+	ret = qmpc_execute(&q, "gpmm-vm-create", args, remote_event, &r, err, sizeof(err));
+	if (!ret) {
+		fprintf(stderr, "gpmm run: the daemon refused: %s\n", err);
+		qmpc_close(&q);
+		return 2;
+	}
+	json_decref(ret);
+	while (!r.ended && (ev = qmpc_read(&q))) {
+		remote_event(ev, &r);
+		json_decref(ev);
+	}
+	qmpc_close(&q);
+	if (!r.ended) {
+		fprintf(stderr, "gpmm run: lost the daemon\n");
+		return 1;
+	}
+	return r.exit_code & 0xff;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	const char *daemon_sock = NULL;
+	struct vm_config cfg;
+	int ret = parse_run_args(argc, argv, &cfg, &daemon_sock);
+
+	if (ret)
+		return ret == 1 ? 0 : ret;
+	return daemon_sock ? run_remote(daemon_sock, &cfg) : run_foreground(&cfg);
+}
+
+static const char daemon_usage[] =
+	"usage: gpmm daemon [--socket PATH] [--pool SIZE] [--buddy]\n"
+	"Owns one pool and serves many VMs; `gpmm run --daemon PATH` starts one.\n"
+	"Speaks QMP on PATH (default $GPMM_RUN_DIR/gpmm.sock, /run/gpmm/gpmm.sock).\n";
+
+int cmd_daemon(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "pool", required_argument, NULL, 'p' },
+		{ "buddy", no_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	uint64_t pool_bytes = CONFIG_DEFAULT_POOL;
+	char path[108], err[512];
+	bool grouping = true;
+	struct pool *pool;
+	struct daemon d;
+	int c, ret;
+
+	snprintf(path, sizeof(path), "%s/gpmm.sock", gpmm_run_dir());
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': snprintf(path, sizeof(path), "%s", optarg); break;
+		case 'p':
+			if (config_parse_size(optarg, &pool_bytes)) {
+				fprintf(stderr, "gpmm daemon: bad pool size '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'b': grouping = false; break;
+		case 'h': fputs(daemon_usage, stdout); return 0;
+		default: fputs(daemon_usage, stderr); return 2;
+		}
+	}
+	ret = pool_open(pool_bytes, grouping, &pool);
+	if (ret) {
+		fprintf(stderr, "gpmm daemon: cannot create the pool: %s\n", strerror(-ret));
+		return 1;
+	}
+	ret = daemon_init(&d, pool, path, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "gpmm daemon: %s\n", err);
+		daemon_fini(&d);
+		pool_close(pool);
+		return 1;
+	}
+	d.verbose = true;
+	fprintf(stderr, "gpmm daemon: pool %llu MiB, listening on %s\n",
+		(unsigned long long)(pool->size >> 20), path);
+	daemon_loop(&d);
+	daemon_fini(&d);
+	pool_close(pool);
+	return 0;
+}
+
+/* gpmm status|stop|pause|resume [NAME | --qmp PATH] */
+static int steer(int argc, char **argv, const char *cmd)
+{
+	static const struct option opts[] = {
+		{ "qmp", required_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *qmp = NULL;
+	char path[PATH_MAX], err[512];
+	struct qmp_client q;
+	json_t *ret;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'q': qmp = optarg; break;
+		case 'h':
+			printf("usage: gpmm %s [NAME | --qmp PATH]\n", argv[0]);
+			return 0;
+		default: return 2;
+		}
+	}
+	if (!qmp && optind < argc) {
+		snprintf(path, sizeof(path), "%s/%s.qmp", gpmm_run_dir(), argv[optind]);
+		qmp = path;
+	}
+	if (!qmp) {
+		fprintf(stderr, "usage: gpmm %s [NAME | --qmp PATH]\n", argv[0]);
+		return 2;
+	}
+	if (qmpc_connect(&q, qmp, err, sizeof(err))) {
+		fprintf(stderr, "gpmm %s: %s\n", argv[0], err);
+		return 1;
+	}
+	ret = qmpc_execute(&q, cmd, NULL, NULL, NULL, err, sizeof(err));
+	if (ret && !strcmp(cmd, "query-status")) {
+		json_t *mem = qmpc_execute(&q, "query-memory-size-summary", NULL,
+					   NULL, NULL, err, sizeof(err));
+
+		printf("status: %s\nram: %lld MiB\n",
+		       json_string_value(json_object_get(ret, "status")),
+		       (long long)json_integer_value(json_object_get(mem, "base-memory")) >> 20);
+		json_decref(mem);
+	}
+	qmpc_close(&q);
+	if (!ret) {
+		fprintf(stderr, "gpmm %s: %s\n", argv[0], err);
+		return 1;
+	}
+	json_decref(ret);
+	return 0;
+}
+
+int cmd_status(int argc, char **argv) { return steer(argc, argv, "query-status"); }
+int cmd_stop(int argc, char **argv) { return steer(argc, argv, "quit"); }
+int cmd_pause(int argc, char **argv) { return steer(argc, argv, "stop"); }
+int cmd_resume(int argc, char **argv) { return steer(argc, argv, "cont"); }

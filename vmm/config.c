@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "vmm/config.h"
+
+void config_defaults(struct vm_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->ram_bytes = CONFIG_DEFAULT_RAM;
+	cfg->cpus = 1;
+	cfg->pool_bytes = CONFIG_DEFAULT_POOL;
+}
+
+int config_parse_size(const char *s, uint64_t *out)
+{
+	static const char suffixes[] = "KMGT";
+	unsigned long long v;
+	const char *p;
+	char *end;
+	int shift = 0;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -ERANGE;
+	if (*end) {
+		p = strchr(suffixes, toupper((unsigned char)*end));
+		if (!p)
+			return -EINVAL;
+		shift = 10 * (int)(p - suffixes + 1);
+		end++;
+		if (!strcasecmp(end, "iB") || !strcasecmp(end, "B"))
+			end += strlen(end);
+		if (*end)
+			return -EINVAL;
+	}
+	if (shift && v > (UINT64_MAX >> shift))
+		return -ERANGE;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+int config_parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = { "1", "yes", "true", "on" };
+	static const char *const no[] = { "0", "no", "false", "off" };
+
+	for (size_t i = 0; i < 4; i++) {
+		if (!strcasecmp(s, yes[i])) {
+			*out = true;
+			return 0;
+		}
+		if (!strcasecmp(s, no[i])) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int set_string(char *dst, size_t size, const char *value)
+{
+	if (!*value || strlen(value) >= size)
+		return -EINVAL;
+	strcpy(dst, value);
+	return 0;
+}
+
+static int set_name(struct vm_config *cfg, const char *value)
+{
+	for (const char *p = value; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("-_.", *p))
+			return -EINVAL;
+	return set_string(cfg->name, sizeof(cfg->name), value);
+}
+
+static int set_cpus(struct vm_config *cfg, const char *value)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(value, &end, 10);
+	if (errno || *end || !*value || v < 1 || v > VM_MAX_CPUS)
+		return -EINVAL;
+	cfg->cpus = (unsigned int)v;
+	return 0;
+}
+
+int config_set(struct vm_config *cfg, const char *key, const char *value,
+	       char *err, size_t errlen)
+{
+	const char *want = NULL;
+	int ret;
+
+	if (!strcmp(key, "name")) {
+		ret = set_name(cfg, value);
+		want = "letters, digits, '-', '_' or '.', at most 63";
+	} else if (!strcmp(key, "ram")) {
+		ret = config_parse_size(value, &cfg->ram_bytes);
+		want = "a size such as 512M or 2G";
+	} else if (!strcmp(key, "pool")) {
+		ret = config_parse_size(value, &cfg->pool_bytes);
+		want = "a size such as 1G";
+	} else if (!strcmp(key, "cpus")) {
+		ret = set_cpus(cfg, value);
+		want = "a number from 1 to 32";
+	} else if (!strcmp(key, "kernel")) {
+		ret = set_string(cfg->kernel, sizeof(cfg->kernel), value);
+		want = "a file name";
+	} else if (!strcmp(key, "qmp")) {
+		ret = set_string(cfg->qmp_path, sizeof(cfg->qmp_path), value);
+		want = "a socket path shorter than 108 bytes";
+	} else if (!strcmp(key, "prefault")) {
+		ret = config_parse_bool(value, &cfg->prefault);
+		want = "yes or no";
+	} else {
+		snprintf(err, errlen, "unknown key '%s'", key);
+		return -EINVAL;
+	}
+	if (ret)
+		snprintf(err, errlen, "bad value '%s' for %s: want %s", value, key, want);
+	return ret;
+}
+
+struct ini_ctx {
+	struct vm_config *cfg;
+	char *err;
+	size_t errlen;
+	int ret;
+};
+
+static int config_ini_line(void *user, const char *section, const char *name,
+		       const char *value)
+{
+	struct ini_ctx *c = user;
+
+	if (*section && strcmp(section, "vm")) {
+		snprintf(c->err, c->errlen, "unknown section [%s]", section);
+		c->ret = -EINVAL;
+		return 0;
+	}
+	c->ret = config_set(c->cfg, name, value, c->err, c->errlen);
+	return c->ret == 0;
+}
+
+int config_load(const char *path, struct vm_config *cfg, char *err,
+		size_t errlen)
+{
+	struct ini_ctx c = { cfg, err, errlen, 0 };
+	char why[200];
+	int line;
+
+	line = ini_parse(path, config_ini_line, &c);
+	if (line == -1) {
+		snprintf(err, errlen, "cannot open config %s: %s", path, strerror(errno));
+		return -ENOENT;
+	}
+	if (line == -2) {
+		snprintf(err, errlen, "out of memory reading %s", path);
+		return -ENOMEM;
+	}
+	if (line > 0) {
+		snprintf(why, sizeof(why), "%s", c.ret ? err : "syntax error");
+		snprintf(err, errlen, "%s:%d: %s", path, line, why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void config_finish(struct vm_config *cfg)
+{
+	char tmp[PATH_MAX], *base, *dot;
+
+	if (cfg->name[0] || !cfg->kernel[0])
+		return;
+	snprintf(tmp, sizeof(tmp), "%s", cfg->kernel);
+	base = basename(tmp);
+	dot = strchr(base, '.');
+	if (dot)
+		*dot = '\0';
+	if (set_name(cfg, base))
+		snprintf(cfg->name, sizeof(cfg->name), "vm");
+}

@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The daemon loop: every socket, every VM's console and end, and the
+ * termination signals, in one poll(). VMs run on their own threads and
+ * only ever talk to the loop through an eventfd and a console pipe, so no
+ * vCPU ever blocks on a client and no client can stall a vCPU.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "vmm/daemon.h"
+
+#define CONSOLE_PIPE_SIZE	(1 << 20)
+
+int daemon_listen(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	mode_t old;
+	int fd, ret;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "socket path %s is too long", path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* a socket nobody answers on is stale: take its place */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		close(fd);
+		snprintf(err, errlen, "%s is in use by a running gpmm", path);
+		return -EADDRINUSE;
+	}
+	unlink(path);
+	old = umask(0077);
+	ret = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (ret == 0)
+		ret = chmod(path, 0600);
+	if (ret == 0)
+		ret = listen(fd, 16);
+	if (ret) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot listen on %s: %s", path, strerror(errno));
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+static int signals_fd(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+int daemon_init(struct daemon *d, struct pool *pool, const char *sock_path,
+		char *err, size_t errlen)
+{
+	memset(d, 0, sizeof(*d));
+	d->pool = pool;
+	d->listen_fd = -1;
+	d->next_owner = 1;
+	d->sigfd = signals_fd();
+	if (d->sigfd < 0) {
+		snprintf(err, errlen, "signalfd: %s", strerror(errno));
+		return -errno;
+	}
+	if (sock_path) {
+		d->listen_fd = daemon_listen(sock_path, err, errlen);
+		if (d->listen_fd < 0)
+			return d->listen_fd;
+		snprintf(d->sock_path, sizeof(d->sock_path), "%s", sock_path);
+	}
+	return 0;
+}
+
+struct dvm *daemon_find_vm(struct daemon *d, const char *name)
+{
+	for (struct dvm *v = d->vms; v; v = v->next)
+		if (!v->ended && !strcmp(v->vm->cfg.name, name))
+			return v;
+	return NULL;
+}
+
+/* vCPU side: never blocks; a full pipe drops output and counts it. */
+static void console_to_pipe(void *opaque, const char *buf, size_t len)
+{
+	struct dvm *v = opaque;
+
+	if (write(v->console_wr, buf, len) != (ssize_t)len)
+		__atomic_add_fetch(&v->console_dropped, len, __ATOMIC_RELAXED);
+}
+
+static void vm_ended(struct vm *vm, void *opaque)
+{
+	struct dvm *v = opaque;
+	uint64_t one = 1;
+
+	if (write(v->end_efd, &one, sizeof(one)) < 0)
+		abort();	/* an eventfd write cannot fail but on overflow */
+}
+
+static int dvm_open_channels(struct dvm *v, char *err, size_t errlen)
+{
+	int p[2];
+
+	v->end_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (v->end_efd < 0 || pipe2(p, O_CLOEXEC | O_NONBLOCK)) {
+		snprintf(err, errlen, "cannot make the VM's channels: %s", strerror(errno));
+		return -errno;
+	}
+	fcntl(p[1], F_SETPIPE_SZ, CONSOLE_PIPE_SIZE);
+	v->console_rd = p[0];
+	v->console_wr = p[1];
+	return 0;
+}
+
+static void dvm_free(struct dvm *v)
+{
+	if (v->qmp_fd >= 0) {
+		close(v->qmp_fd);
+		unlink(v->qmp_path);
+	}
+	if (v->end_efd >= 0)
+		close(v->end_efd);
+	if (v->console_rd >= 0)
+		close(v->console_rd);
+	if (v->console_wr >= 0)
+		close(v->console_wr);
+	free(v);
+}
+
+int daemon_add_vm(struct daemon *d, const struct vm_config *cfg,
+		  struct conn *owner, bool foreground, struct dvm **out,
+		  char *err, size_t errlen)
+{
+	struct dvm *v = calloc(1, sizeof(*v));
+	int ret;
+
+	if (!v)
+		return -ENOMEM;
+	v->d = d;
+	v->qmp_fd = v->end_efd = v->console_rd = v->console_wr = -1;
+	v->owner = owner;
+	v->foreground = foreground;
+	ret = dvm_open_channels(v, err, errlen);
+	if (!ret && cfg->qmp_path[0]) {
+		v->qmp_fd = daemon_listen(cfg->qmp_path, err, errlen);
+		if (v->qmp_fd < 0)
+			ret = v->qmp_fd;
+		snprintf(v->qmp_path, sizeof(v->qmp_path), "%s", cfg->qmp_path);
+	}
+	if (!ret)
+		ret = vm_create(cfg, d->pool, d->next_owner++, &v->vm, err, errlen);
+	if (ret) {
+		if (v->qmp_fd < 0)
+			v->qmp_path[0] = '\0';
+		dvm_free(v);
+		return ret;
+	}
+	v->vm->console = console_to_pipe;
+	v->vm->console_opaque = v;
+	v->vm->on_end = vm_ended;
+	v->vm->on_end_opaque = v;
+	v->next = d->vms;
+	d->vms = v;
+	ret = vm_start(v->vm);
+	if (out)
+		*out = v;
+	return 0;
+}
+
+static void forward_console(struct daemon *d, struct dvm *v)
+{
+	char buf[4096];
+	ssize_t n;
+
+	while ((n = read(v->console_rd, buf, sizeof(buf))) > 0) {
+		if (v->foreground) {
+			if (write(STDOUT_FILENO, buf, (size_t)n) < 0)
+				break;
+		}
+		if (v->owner)
+			qmp_event(v->owner, "GPMM_CONSOLE",
+				  json_pack("{s:s%}", "text", buf, (size_t)n));
+	}
+}
+
+static json_t *end_json(struct vm *vm)
+{
+	return json_pack("{s:b, s:s, s:i, s:s, s:s}", "guest", vm->state == VM_SHUTDOWN,
+			 "reason", vm->state == VM_SHUTDOWN ? "guest-shutdown" : "guest-panic",
+			 "exit-code", vm->exit_code, "status", vm_state_name(vm->state),
+			 "report", vm->report);
+}
+
+/* The VM's threads are done: report, give its frames back, forget it. */
+static void finish_vm(struct daemon *d, struct dvm *v)
+{
+	struct vm *vm = v->vm;
+	uint64_t n;
+
+	if (read(v->end_efd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		return;
+	vm_wait(vm);
+	forward_console(d, v);
+	if (vm->state == VM_FAILED && (v->foreground || d->verbose))
+		fprintf(stderr, "gpmm: VM %s stopped: %s", vm->cfg.name, vm->report);
+	if (v->console_dropped)
+		fprintf(stderr, "gpmm: VM %s: %llu console bytes dropped\n",
+			vm->cfg.name, (unsigned long long)v->console_dropped);
+	qmp_broadcast_vm(d, v, "SHUTDOWN", end_json(vm));
+	d->last_exit_code = vm->exit_code;
+	for (struct conn *c = d->conns; c; c = c->next)
+		if (c->vm == v)
+			c->dead = true;
+	vm_destroy(vm);
+	v->vm = NULL;
+	v->ended = true;
+}
+
+static void accept_conn(struct daemon *d, int lfd, struct dvm *v)
+{
+	struct conn *c;
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return;
+	}
+	c->d = d;
+	c->fd = fd;
+	c->vm = v;
+	c->next = d->conns;
+	d->conns = c;
+	qmp_greet(c);
+}
+
+/* A VM owned by a connection stops when its owner goes away. */
+static void reap(struct daemon *d)
+{
+	for (struct conn **pc = &d->conns; *pc;) {
+		struct conn *c = *pc;
+
+		if (!c->dead) {
+			pc = &c->next;
+			continue;
+		}
+		for (struct dvm *v = d->vms; v; v = v->next) {
+			if (v->owner != c)
+				continue;
+			v->owner = NULL;
+			if (v->vm)
+				vm_request_stop(v->vm, VM_SHUTDOWN, 0);
+		}
+		*pc = c->next;
+		close(c->fd);
+		free(c->buf);
+		free(c);
+	}
+	for (struct dvm **pv = &d->vms; *pv;) {
+		struct dvm *v = *pv;
+
+		if (v->ended) {
+			*pv = v->next;
+			dvm_free(v);
+		} else {
+			pv = &v->next;
+		}
+	}
+}
+
+static void on_signal(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+
+	while (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		d->quitting = true;
+		for (struct dvm *v = d->vms; v; v = v->next)
+			if (v->vm)
+				vm_request_stop(v->vm, VM_SHUTDOWN, 128 + (int)si.ssi_signo);
+	}
+}
+
+enum { SRC_SIG, SRC_LISTEN, SRC_VM_QMP, SRC_VM_END, SRC_VM_CONSOLE, SRC_CONN };
+
+struct source {
+	int kind;
+	void *ptr;
+};
+
+static size_t build_poll(struct daemon *d, struct pollfd *pfd, struct source *src,
+			 size_t max)
+{
+	size_t n = 0;
+
+#define ADD(fd_, kind_, ptr_) do { if (n < max) { \
+	pfd[n] = (struct pollfd){ .fd = (fd_), .events = POLLIN }; \
+	src[n++] = (struct source){ (kind_), (ptr_) }; } } while (0)
+
+	ADD(d->sigfd, SRC_SIG, NULL);
+	if (d->listen_fd >= 0 && !d->quitting)
+		ADD(d->listen_fd, SRC_LISTEN, NULL);
+	for (struct dvm *v = d->vms; v; v = v->next) {
+		if (v->ended)
+			continue;
+		ADD(v->console_rd, SRC_VM_CONSOLE, v);
+		ADD(v->end_efd, SRC_VM_END, v);
+		if (v->qmp_fd >= 0)
+			ADD(v->qmp_fd, SRC_VM_QMP, v);
+	}
+	for (struct conn *c = d->conns; c; c = c->next)
+		ADD(c->fd, SRC_CONN, c);
+#undef ADD
+	return n;
+}
+
+static bool done(const struct daemon *d)
+{
+	return !d->vms && (d->exit_when_idle || d->quitting);
+}
+
+int daemon_loop(struct daemon *d)
+{
+	while (!done(d)) {
+		size_t max = 8;
+		struct pollfd *pfd;
+		struct source *src;
+		size_t n;
+
+		for (struct dvm *v = d->vms; v; v = v->next)
+			max += 3;
+		for (struct conn *c = d->conns; c; c = c->next)
+			max++;
+		pfd = calloc(max, sizeof(*pfd));
+		src = calloc(max, sizeof(*src));
+		if (!pfd || !src)
+			return -ENOMEM;
+		n = build_poll(d, pfd, src, max);
+		if (poll(pfd, n, -1) < 0 && errno != EINTR) {
+			free(pfd);
+			free(src);
+			return -errno;
+		}
+		/* consoles first, so a VM's last words precede its end */
+		for (int pass = 0; pass < 2; pass++) {
+			for (size_t i = 0; i < n; i++) {
+				bool console = src[i].kind == SRC_VM_CONSOLE;
+
+				if (!pfd[i].revents || console != (pass == 0))
+					continue;
+				switch (src[i].kind) {
+				case SRC_SIG: on_signal(d); break;
+				case SRC_LISTEN: accept_conn(d, d->listen_fd, NULL); break;
+				case SRC_VM_QMP: accept_conn(d, ((struct dvm *)src[i].ptr)->qmp_fd, src[i].ptr); break;
+				case SRC_VM_CONSOLE: forward_console(d, src[i].ptr); break;
+				case SRC_VM_END: finish_vm(d, src[i].ptr); break;
+				case SRC_CONN:
+					if (qmp_input(src[i].ptr) < 0)
+						((struct conn *)src[i].ptr)->dead = true;
+					break;
+				}
+			}
+		}
+		free(pfd);
+		free(src);
+		reap(d);
+	}
+	return d->last_exit_code;
+}
+
+void daemon_fini(struct daemon *d)
+{
+	for (struct dvm *v = d->vms; v; v = v->next)
+		if (v->vm)
+			vm_request_stop(v->vm, VM_SHUTDOWN, 0);
+	for (struct dvm *v = d->vms; v; v = v->next)
+		if (v->vm) {
+			vm_destroy(v->vm);
+			v->vm = NULL;
+			v->ended = true;
+		}
+	for (struct conn *c = d->conns; c; c = c->next)
+		c->dead = true;
+	reap(d);
+	if (d->listen_fd >= 0) {
+		close(d->listen_fd);
+		unlink(d->sock_path);
+	}
+	if (d->sigfd >= 0)
+		close(d->sigfd);
+}

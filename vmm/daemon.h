@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The daemon: one process owning the pool and every VM that runs from it,
+ * because fragmentation is a property across VMs. `gpmm run` is a daemon
+ * with one foreground VM; `gpmm daemon` serves many over its control
+ * socket. One thread (the loop) does all socket I/O.
+ */
+#ifndef GPMM_DAEMON_H
+#define GPMM_DAEMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <jansson.h>
+#include <stdint.h>
+
+#include "vmm/pool.h"
+#include "vmm/vm.h"
+
+struct daemon;
+struct conn;
+
+struct dvm {
+	struct daemon *d;
+	struct vm *vm;
+	int qmp_fd;		/* this VM's own QMP socket, or -1 */
+	char qmp_path[108];
+	int end_efd;		/* written when the VM ends */
+	int console_rd;		/* guest serial output, read by the loop */
+	int console_wr;
+	uint64_t console_dropped;
+	struct conn *owner;	/* `gpmm run --daemon` client, or NULL */
+	bool foreground;	/* console to our stdout */
+	bool ended;
+	struct dvm *next;
+};
+
+struct conn {
+	struct daemon *d;
+	int fd;
+	struct dvm *vm;		/* connected to a VM's socket, else NULL */
+	bool negotiated;
+	bool dead;
+	char *buf;
+	size_t len, cap;
+	struct conn *next;
+};
+
+struct daemon {
+	struct pool *pool;
+	int listen_fd;
+	char sock_path[108];
+	struct dvm *vms;
+	struct conn *conns;
+	int sigfd;
+	bool quitting;
+	bool exit_when_idle;	/* `gpmm run`: leave when the VM is gone */
+	int last_exit_code;
+	uint32_t next_owner;
+	bool verbose;
+};
+
+int daemon_init(struct daemon *d, struct pool *pool, const char *sock_path,
+		char *err, size_t errlen);
+/* Create and start a VM; @owner (may be NULL) keeps it alive. */
+int daemon_add_vm(struct daemon *d, const struct vm_config *cfg,
+		  struct conn *owner, bool foreground, struct dvm **out,
+		  char *err, size_t errlen);
+struct dvm *daemon_find_vm(struct daemon *d, const char *name);
+int daemon_loop(struct daemon *d);
+void daemon_fini(struct daemon *d);
+
+/* A listening unix socket, mode 0600; replaces a stale socket file. */
+int daemon_listen(const char *path, char *err, size_t errlen);
+
+/* qmp.c: the wire protocol on one connection */
+void qmp_greet(struct conn *c);
+/* Read and handle what arrived; -1 when the peer is gone. */
+int qmp_input(struct conn *c);
+void qmp_send(struct conn *c, json_t *msg);
+void qmp_event(struct conn *c, const char *name, json_t *data);
+/* Send an event to every connection watching @dvm (and its owner). */
+void qmp_broadcast_vm(struct daemon *d, struct dvm *dvm, const char *name,
+		      json_t *data);
+
+#endif

@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Guest RAM, populated page by page from the pool.
+ *
+ * A window starts as anonymous memory registered with userfaultfd (missing
+ * mode): the first touch of a page, by a vCPU through KVM or by anyone,
+ * stops in the kernel and reaches the fault thread, which takes a MOVABLE
+ * frame from the faulting vCPU's per-thread list, zeroes it, maps it over
+ * the page with MAP_FIXED|MAP_SHARED and wakes the waiter. KVM's MMU
+ * notifier follows every such host mapping change, so a later remap of
+ * the page is seen by the guest too.
+ *
+ * The backing map and the mappings change under vm->mem_lock.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kvm.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "vmm/guest_mem.h"
+#include "vmm/vcpu.h"
+
+#define HUGE_SIZE	(2ULL << 20)
+
+/* Below 3 GiB in one region; above that the rest goes over 4 GiB. */
+static void layout_regions(struct vm *vm)
+{
+	uint64_t ram = vm->cfg.ram_bytes;
+
+	vm->nr_regions = 1;
+	vm->regions[0].gpa = 0;
+	vm->regions[0].size = ram < VM_PCI_HOLE_START ? ram : VM_PCI_HOLE_START;
+	if (ram > VM_PCI_HOLE_START) {
+		vm->nr_regions = 2;
+		vm->regions[1].gpa = VM_HIGH_RAM_START;
+		vm->regions[1].size = ram - VM_PCI_HOLE_START;
+	}
+}
+
+static uint8_t *reserve_window(uint64_t size)
+{
+	uint8_t *p = mmap(NULL, size + HUGE_SIZE, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uint8_t *aligned;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	aligned = (uint8_t *)(((uintptr_t)p + HUGE_SIZE - 1) & ~(HUGE_SIZE - 1));
+	if (aligned > p)
+		munmap(p, aligned - p);
+	munmap(aligned + size, p + HUGE_SIZE - aligned);
+	return aligned;
+}
+
+static int add_memslot(struct vm *vm, unsigned int slot, struct vm_region *r)
+{
+	struct kvm_userspace_memory_region mr = {
+		.slot = slot,
+		.guest_phys_addr = r->gpa,
+		.memory_size = r->size,
+		.userspace_addr = (uintptr_t)r->hva,
+	};
+
+	return ioctl(vm->fd, KVM_SET_USER_MEMORY_REGION, &mr) < 0 ? -errno : 0;
+}
+
+int gmem_init(struct vm *vm, char *err, size_t errlen)
+{
+	layout_regions(vm);
+	for (unsigned int i = 0; i < vm->nr_regions; i++) {
+		struct vm_region *r = &vm->regions[i];
+		uint64_t pages = r->size >> MM_PAGE_SHIFT;
+		int ret;
+
+		r->backing = malloc(pages * sizeof(*r->backing));
+		r->hva = reserve_window(r->size);
+		if (!r->backing || !r->hva) {
+			snprintf(err, errlen, "cannot reserve %llu MiB of address space",
+				 (unsigned long long)(r->size >> 20));
+			return -ENOMEM;
+		}
+		memset(r->backing, 0xff, pages * sizeof(*r->backing));
+		madvise(r->hva, r->size, MADV_DONTFORK);
+		ret = add_memslot(vm, i, r);
+		if (ret) {
+			snprintf(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s",
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static struct vm_region *region_of(struct vm *vm, uint64_t gpa, uint64_t len)
+{
+	for (unsigned int i = 0; i < vm->nr_regions; i++) {
+		struct vm_region *r = &vm->regions[i];
+
+		if (gpa >= r->gpa && gpa - r->gpa < r->size &&
+		    len <= r->size - (gpa - r->gpa))
+			return r;
+	}
+	return NULL;
+}
+
+static struct vm_region *region_of_hva(struct vm *vm, uint64_t hva)
+{
+	for (unsigned int i = 0; i < vm->nr_regions; i++) {
+		struct vm_region *r = &vm->regions[i];
+
+		if (hva >= (uintptr_t)r->hva && hva - (uintptr_t)r->hva < r->size)
+			return r;
+	}
+	return NULL;
+}
+
+static int map_frame(struct vm *vm, uint8_t *hva, uint64_t frame)
+{
+	void *p = mmap(hva, MM_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_FIXED, vm->pool->fd,
+		       (off_t)(frame << MM_PAGE_SHIFT));
+
+	if (p != MAP_FAILED)
+		return 0;
+	/* the host ran out of VMAs, not of memory: say which */
+	return errno == ENOMEM ? -EMFILE : -errno;
+}
+
+static const char *populate_error(int ret)
+{
+	if (ret == -ENOMEM)
+		return "the pool is exhausted";
+	if (ret == -EMFILE)
+		return "the host's mapping limit is reached (sysctl vm.max_map_count)";
+	return strerror(-ret);
+}
+
+/*
+ * Back one guest page. Zeroing goes through the pool's own mapping, so a
+ * guest never sees what a frame held for its previous owner. mem_lock held.
+ */
+static int __populate(struct vm *vm, struct vm_region *r, uint64_t idx,
+		      struct mm_pcp *pcp)
+{
+	long frame;
+	int ret;
+
+	if (r->backing[idx] != NIL_FRAME)
+		return 0;
+	frame = mm_alloc(vm->pool->mm, pcp, 0, MIGRATE_MOVABLE, vm->owner);
+	if (frame < 0)
+		return (int)frame;
+	memset(pool_frame_ptr(vm->pool, frame), 0, MM_PAGE_SIZE);
+	ret = map_frame(vm, r->hva + (idx << MM_PAGE_SHIFT), frame);
+	if (ret) {
+		mm_free(vm->pool->mm, pcp, frame);
+		return ret;
+	}
+	r->backing[idx] = (uint32_t)frame;
+	vm->stats.populated_pages++;
+	return 0;
+}
+
+static int populate(struct vm *vm, struct vm_region *r, uint64_t idx,
+		    struct mm_pcp *pcp)
+{
+	int ret;
+
+	pthread_mutex_lock(&vm->mem_lock);
+	ret = __populate(vm, r, idx, pcp);
+	pthread_mutex_unlock(&vm->mem_lock);
+	return ret;
+}
+
+void *vm_guest_ptr(struct vm *vm, uint64_t gpa, uint64_t len)
+{
+	struct vm_region *r = region_of(vm, gpa, len ? len : 1);
+	uint64_t first, last;
+
+	if (!r)
+		return NULL;
+	first = (gpa - r->gpa) >> MM_PAGE_SHIFT;
+	last = (gpa - r->gpa + (len ? len - 1 : 0)) >> MM_PAGE_SHIFT;
+	for (uint64_t idx = first; idx <= last; idx++)
+		if (populate(vm, r, idx, vm->mem_pcp))
+			return NULL;
+	return r->hva + (gpa - r->gpa);
+}
+
+int vm_read_guest(struct vm *vm, uint64_t gpa, void *buf, uint64_t len)
+{
+	void *p = vm_guest_ptr(vm, gpa, len);
+
+	if (!p)
+		return -EFAULT;
+	memcpy(buf, p, len);
+	return 0;
+}
+
+int vm_write_guest(struct vm *vm, uint64_t gpa, const void *buf, uint64_t len)
+{
+	void *p = vm_guest_ptr(vm, gpa, len);
+
+	if (!p)
+		return -EFAULT;
+	memcpy(p, buf, len);
+	return 0;
+}
+
+long vm_gpa_to_frame(struct vm *vm, uint64_t gpa)
+{
+	struct vm_region *r = region_of(vm, gpa, 1);
+	uint32_t frame;
+
+	if (!r)
+		return -EINVAL;
+	pthread_mutex_lock(&vm->mem_lock);
+	frame = r->backing[(gpa - r->gpa) >> MM_PAGE_SHIFT];
+	pthread_mutex_unlock(&vm->mem_lock);
+	return frame == NIL_FRAME ? -ENOENT : (long)frame;
+}
+
+int vm_remap_page(struct vm *vm, uint64_t gpa, uint64_t new_frame)
+{
+	struct vm_region *r = region_of(vm, gpa, 1);
+	uint64_t idx;
+	uint32_t old;
+	int ret;
+
+	if (!r || new_frame >= mm_pool_frames(vm->pool->mm))
+		return -EINVAL;
+	pthread_mutex_lock(&vm->lock);
+	ret = vm->state == VM_RUNNING && vm->parked < vm->nr_vcpus ? -EBUSY : 0;
+	pthread_mutex_unlock(&vm->lock);
+	if (ret)
+		return ret;
+	idx = (gpa - r->gpa) >> MM_PAGE_SHIFT;
+	pthread_mutex_lock(&vm->mem_lock);
+	old = r->backing[idx];
+	if (old == NIL_FRAME) {
+		ret = -ENOENT;
+		goto out;
+	}
+	memcpy(pool_frame_ptr(vm->pool, new_frame), pool_frame_ptr(vm->pool, old),
+	       MM_PAGE_SIZE);
+	ret = map_frame(vm, r->hva + (idx << MM_PAGE_SHIFT), new_frame);
+	if (ret)
+		goto out;
+	r->backing[idx] = (uint32_t)new_frame;
+	mm_free(vm->pool->mm, NULL, old);
+out:
+	pthread_mutex_unlock(&vm->mem_lock);
+	return ret;
+}
+
+int gmem_prefault(struct vm *vm, char *err, size_t errlen)
+{
+	uint64_t t0 = vm_now_ns();
+
+	for (unsigned int i = 0; i < vm->nr_regions; i++) {
+		struct vm_region *r = &vm->regions[i];
+
+		for (uint64_t idx = 0; idx < r->size >> MM_PAGE_SHIFT; idx++) {
+			int ret = populate(vm, r, idx, vm->mem_pcp);
+
+			if (ret) {
+				snprintf(err, errlen, "prefault of guest page 0x%llx failed: %s",
+					 (unsigned long long)(r->gpa + (idx << MM_PAGE_SHIFT)),
+					 populate_error(ret));
+				return ret;
+			}
+		}
+	}
+	vm->stats.prefault_ns = vm_now_ns() - t0;
+	return 0;
+}
+
+static struct mm_pcp *pcp_of_thread(struct vm *vm, pid_t tid)
+{
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		if (vm->vcpus[i].tid == tid && vm->vcpus[i].pcp)
+			return vm->vcpus[i].pcp;
+	return vm->mem_pcp;
+}
+
+/*
+ * Resolve one missing-page fault. When the pool cannot back the page the
+ * VM is stopped, and the faulting thread is released with the zero page
+ * so that it can leave KVM_RUN and see the stop.
+ */
+static void handle_fault(struct vm *vm, const struct uffd_msg *msg)
+{
+	uint64_t addr = msg->arg.pagefault.address & ~(MM_PAGE_SIZE - 1);
+	struct vm_region *r = region_of_hva(vm, addr);
+	struct uffdio_range range = { .start = addr, .len = MM_PAGE_SIZE };
+	uint64_t t0 = vm_now_ns();
+	int ret = -EFAULT;
+
+	if (r)
+		ret = populate(vm, r, (addr - (uintptr_t)r->hva) >> MM_PAGE_SHIFT,
+			       pcp_of_thread(vm, (pid_t)msg->arg.pagefault.feat.ptid));
+	if (ret) {
+		struct uffdio_zeropage zp = { .range = range };
+		uint64_t gpa = r ? r->gpa + (addr - (uintptr_t)r->hva) : 0;
+
+		vm_fail(vm, NULL, "guest page 0x%llx could not be backed: %s",
+			(unsigned long long)gpa, populate_error(ret));
+		if (ioctl(vm->uffd, UFFDIO_ZEROPAGE, &zp) == 0)
+			return;
+	}
+	ioctl(vm->uffd, UFFDIO_WAKE, &range);
+	vm->stats.demand_faults++;
+	vm->stats.fault_ns += vm_now_ns() - t0;
+}
+
+static void *uffd_thread_fn(void *arg)
+{
+	struct vm *vm = arg;
+	struct pollfd pfd[2] = {
+		{ .fd = vm->uffd, .events = POLLIN },
+		{ .fd = vm->uffd_stop, .events = POLLIN },
+	};
+
+	for (;;) {
+		struct uffd_msg msg[16];
+		ssize_t n;
+
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents)
+			break;
+		n = read(vm->uffd, msg, sizeof(msg));
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n <= 0)
+			break;
+		for (size_t i = 0; i < (size_t)n / sizeof(msg[0]); i++)
+			if (msg[i].event == UFFD_EVENT_PAGEFAULT)
+				handle_fault(vm, &msg[i]);
+	}
+	return NULL;
+}
+
+static int uffd_open(char *err, size_t errlen)
+{
+	struct uffdio_api api = { .api = UFFD_API,
+				  .features = UFFD_FEATURE_THREAD_ID };
+	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "userfaultfd: %s%s", strerror(e),
+			 e == EPERM ? " (vm.unprivileged_userfaultfd=0 and not root?)" : "");
+		return -e;
+	}
+	if (ioctl(fd, UFFDIO_API, &api) < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "UFFDIO_API: %s", strerror(e));
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+int gmem_uffd_start(struct vm *vm, char *err, size_t errlen)
+{
+	int ret;
+
+	vm->uffd = uffd_open(err, errlen);
+	if (vm->uffd < 0)
+		return vm->uffd;
+	for (unsigned int i = 0; i < vm->nr_regions; i++) {
+		struct uffdio_register reg = {
+			.range = { (uintptr_t)vm->regions[i].hva, vm->regions[i].size },
+			.mode = UFFDIO_REGISTER_MODE_MISSING,
+		};
+
+		if (ioctl(vm->uffd, UFFDIO_REGISTER, &reg) < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "UFFDIO_REGISTER: %s", strerror(errno));
+			return ret;
+		}
+	}
+	vm->uffd_stop = eventfd(0, EFD_CLOEXEC);
+	if (vm->uffd_stop < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "eventfd: %s", strerror(errno));
+		return ret;
+	}
+	ret = -pthread_create(&vm->uffd_thread, NULL, uffd_thread_fn, vm);
+	if (ret) {
+		snprintf(err, errlen, "cannot start the fault thread: %s", strerror(-ret));
+		return ret;
+	}
+	vm->uffd_running = true;
+	return 0;
+}
+
+void gmem_uffd_stop(struct vm *vm)
+{
+	if (vm->uffd_running) {
+		uint64_t one = 1;
+
+		if (write(vm->uffd_stop, &one, sizeof(one)) != sizeof(one))
+			pthread_cancel(vm->uffd_thread);
+		pthread_join(vm->uffd_thread, NULL);
+		vm->uffd_running = false;
+	}
+	if (vm->uffd_stop > 0)
+		close(vm->uffd_stop);
+	if (vm->uffd > 0)
+		close(vm->uffd);
+	vm->uffd = vm->uffd_stop = -1;
+}
+
+void gmem_destroy(struct vm *vm)
+{
+	for (unsigned int i = 0; i < vm->nr_regions; i++) {
+		struct vm_region *r = &vm->regions[i];
+		uint64_t pages = r->size >> MM_PAGE_SHIFT;
+
+		if (r->backing)
+			for (uint64_t idx = 0; idx < pages; idx++)
+				if (r->backing[idx] != NIL_FRAME)
+					mm_free(vm->pool->mm, NULL, r->backing[idx]);
+		if (r->hva)
+			munmap(r->hva, r->size);
+		free(r->backing);
+		r->backing = NULL;
+		r->hva = NULL;
+	}
+	vm->stats.populated_pages = 0;
+}

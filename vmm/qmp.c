@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * QMP's wire protocol (greeting, capabilities negotiation, commands with
+ * optional ids, events) and gpmm's commands, as a table. Messages are
+ * JSON values, one after another on the stream; jansson decodes one at a
+ * time from the buffer and tells where it ended.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "vmm/config.h"
+#include "vmm/daemon.h"
+
+#define QMP_MAX_MESSAGE	(1 << 20)
+
+struct qmp_err {
+	const char *cls;
+	char desc[256];
+};
+
+struct qmp_cmd {
+	const char *name;
+	json_t *(*fn)(struct conn *c, json_t *args, struct qmp_err *e);
+	bool daemon_only;
+};
+
+static json_t *fail(struct qmp_err *e, const char *cls, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static json_t *fail(struct qmp_err *e, const char *cls, const char *fmt, ...)
+{
+	va_list ap;
+
+	e->cls = cls;
+	va_start(ap, fmt);
+	vsnprintf(e->desc, sizeof(e->desc), fmt, ap);
+	va_end(ap);
+	return NULL;
+}
+
+void qmp_send(struct conn *c, json_t *msg)
+{
+	char *s = json_dumps(msg, JSON_COMPACT);
+	size_t len, off = 0;
+
+	json_decref(msg);
+	if (!s || c->dead)
+		goto out;
+	len = strlen(s);
+	s[len] = '\0';
+	while (off < len) {
+		ssize_t n = send(c->fd, s + off, len - off, MSG_NOSIGNAL);
+
+		if (n <= 0) {
+			c->dead = true;
+			goto out;
+		}
+		off += (size_t)n;
+	}
+	if (send(c->fd, "\r\n", 2, MSG_NOSIGNAL) != 2)
+		c->dead = true;
+out:
+	free(s);
+}
+
+void qmp_event(struct conn *c, const char *name, json_t *data)
+{
+	struct timeval tv;
+	json_t *ev;
+
+	gettimeofday(&tv, NULL);
+	ev = json_pack("{s:s, s:{s:I, s:I}}", "event", name, "timestamp",
+		       "seconds", (json_int_t)tv.tv_sec,
+		       "microseconds", (json_int_t)tv.tv_usec);
+	if (data)
+		json_object_set(ev, "data", data);
+	qmp_send(c, ev);
+}
+
+void qmp_broadcast_vm(struct daemon *d, struct dvm *dvm, const char *name,
+		      json_t *data)
+{
+	for (struct conn *c = d->conns; c; c = c->next)
+		if (c->negotiated && (c->vm == dvm || dvm->owner == c))
+			qmp_event(c, name, data);
+	json_decref(data);
+}
+
+void qmp_greet(struct conn *c)
+{
+	qmp_send(c, json_pack("{s:{s:{s:{s:i, s:i, s:i}, s:s}, s:[]}}",
+		"QMP", "version", "qemu", "major", 7, "minor", 2, "micro", 0,
+		"package", "gpmm", "capabilities"));
+}
+
+/* The VM a command is about: the socket's own, or "vm": NAME, or the only one. */
+static struct dvm *target_vm(struct conn *c, json_t *args, struct qmp_err *e)
+{
+	const char *name = json_string_value(json_object_get(args, "vm"));
+	struct dvm *v;
+
+	if (c->vm)
+		return c->vm;
+	if (name) {
+		v = daemon_find_vm(c->d, name);
+		if (!v)
+			fail(e, "DeviceNotFound", "no VM named '%s'", name);
+		return v;
+	}
+	if (c->d->vms && !c->d->vms->next)
+		return c->d->vms;
+	fail(e, "GenericError", c->d->vms ? "several VMs: say which with \"vm\""
+					 : "no VM is running");
+	return NULL;
+}
+
+static json_t *cmd_capabilities(struct conn *c, json_t *args, struct qmp_err *e)
+{
+	if (c->negotiated)
+		return fail(e, "CommandNotFound",
+			    "Capabilities negotiation is already complete, command ignored");
+	c->negotiated = true;
+	return json_object();
+}
+
+static json_t *cmd_query_status(struct conn *c, json_t *args, struct qmp_err *e)
+{
+	struct dvm *v = target_vm(c, args, e);
+	enum vm_state s;
+
+	if (!v)
+		return NULL;
+	s = vm_get_state(v->vm);
+	return json_pack("{s:b, s:b, s:s}", "running", s == VM_RUNNING,
+			 "singlestep", 0, "status", vm_state_name(s));
+}
+
+static json_t *cmd_stop(struct conn *c, json_t *args, struct qmp_err *e)
+{
+	struct dvm *v = target_vm(c, args, e);
+
+	if (!v)
+		return NULL;
+	if (vm_pause(v->vm, NULL))
+		return fail(e, "GenericError", "VM '%s' is %s, not running",
+			    v->vm->cfg.name, vm_state_name(vm_get_state(v->vm)));
+	qmp_broadcast_vm(c->d, v, "STOP", NULL);
+	return json_object();
+}
+
+static json_t *cmd_cont(struct conn *c, json_t *args, struct qmp_err *e)
+{
+	struct dvm *v = target_vm(c, args, e);
+	enum vm_state s;
+
+	if (!v)
+		return NULL;
+	s = vm_get_state(v->vm);
+	if (s == VM_RUNNING)
+		return json_object();
+	if (vm_resume(v->vm, NULL))
+		return fail(e, "GenericError", "VM '%s' is %s and cannot continue",
+			    v->vm->cfg.name, vm_state_name(s));
+	qmp_broadcast_vm(c->d, v, "RESUME", NULL);
+	return json_object();
+}
+
+static json_t *cmd_quit(struct conn *c, json_t *args, struct qmp_err *e)
+{
+	struct dvm *v = target_vm(c, args, e);
+
+	if (!v)
+		return NULL;
+	vm_request_stop(v->vm, VM_SHUTDOWN, 0);
+	return json_object();
+}
+
+/*
+ * A flat payload has no power button (no ACPI): as with QEMU, the request
+ * is delivered as an event and the guest may ignore it.
+ */
+static json_t *cmd_powerdown(struct conn *c, json_t *args, struct qmp_err *e)
+{
+	struct dvm *v = target_vm(c, args, e);
+
+	if (!v)
+		return NULL;
+	qmp_broadcast_vm(c->d, v, "POWERDOWN", NULL);
+	return json_object();
+}
+
+static json_t *cmd_memory_summary(struct conn *c, json_t *args, struct qmp_err *e)
+{
+	struct dvm *v = target_vm(c, args, e);
+
+	if (!v)
+		return NULL;
+	return json_pack("{s:I, s:I}", "base-memory", (json_int_t)v->vm->cfg.ram_bytes,
+			 "plugged-memory", (json_int_t)0);
+}
+
+static json_t *cmd_query_name(struct conn *c, json_t *args, struct qmp_err *e)
+{
+	struct dvm *v = target_vm(c, args, e);
+
+	return v ? json_pack("{s:s}", "name", v->vm->cfg.name) : NULL;
+}
+
+static json_t *cmd_query_version(struct conn *c, json_t *args, struct qmp_err *e)
+{
+	return json_pack("{s:{s:i, s:i, s:i}, s:s}", "qemu", "major", 7, "minor", 2,
+			 "micro", 0, "package", "gpmm");
+}
+
+static json_t *vm_json(struct dvm *v)
+{
+	struct vm *vm = v->vm;
+
+	return json_pack("{s:s, s:s, s:I, s:i, s:I, s:I, s:s}",
+		"name", vm->cfg.name, "status", vm_state_name(vm_get_state(vm)),
+		"ram-bytes", (json_int_t)vm->cfg.ram_bytes, "cpus", (int)vm->nr_vcpus,
+		"populated-bytes", (json_int_t)(vm->stats.populated_pages << MM_PAGE_SHIFT),
+		"demand-faults", (json_int_t)vm->stats.demand_faults,
+		"qmp", v->qmp_path);
+}
+
+static json_t *cmd_query_vms(struct conn *c, json_t *args, struct qmp_err *e)
+{
+	json_t *arr = json_array();
+
+	for (struct dvm *v = c->d->vms; v; v = v->next)
+		if (!v->ended)
+			json_array_append_new(arr, vm_json(v));
+	return arr;
+}
+
+static json_t *orders_json(const uint64_t *counts)
+{
+	json_t *arr = json_array();
+
+	for (unsigned int o = 0; o < MM_MAX_ORDER; o++)
+		json_array_append_new(arr, json_integer((json_int_t)counts[o]));
+	return arr;
+}
+
+static json_t *cmd_query_pool(struct conn *c, json_t *args, struct qmp_err *e)
+{
+	struct mm_stats st;
+	json_t *types = json_object(), *blocks = json_object();
+
+	if (mm_stats(c->d->pool->mm, &st))
+		return fail(e, "GenericError", "out of memory");
+	for (int t = 0; t < MIGRATE_TYPES; t++) {
+		json_object_set_new(types, mm_migratetype_name(t),
+				    orders_json(st.nr_free_type[t]));
+		json_object_set_new(blocks, mm_migratetype_name(t),
+				    json_integer((json_int_t)st.pageblocks_type[t]));
+	}
+	return json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:f, s:f}",
+		"frames", (json_int_t)st.frames, "free-pages", (json_int_t)st.free_pages,
+		"pcp-pages", (json_int_t)st.pcp_pages, "buddyinfo", orders_json(st.nr_free),
+		"pagetypeinfo", types, "pageblocks", blocks,
+		"mixed-pageblocks", (json_int_t)st.mixed_pageblocks,
+		"unusable-index-9", mm_unusable_index(&st, MM_PAGEBLOCK_ORDER),
+		"fragmentation-index-9", mm_fragmentation_index(&st, MM_PAGEBLOCK_ORDER));
+}
+
+/* Every argument is a config key; numbers and booleans are spelled out. */
+static int args_to_config(json_t *args, struct vm_config *cfg, char *err,
+			  size_t errlen)
+{
+	const char *key;
+	json_t *val;
+
+	config_defaults(cfg);
+	json_object_foreach(args, key, val) {
+		char buf[64];
+		const char *s = buf;
+		int ret;
+
+		if (json_is_string(val))
+			s = json_string_value(val);
+		else if (json_is_integer(val))
+			snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(val));
+		else if (json_is_boolean(val))
+			snprintf(buf, sizeof(buf), "%s", json_is_true(val) ? "yes" : "no");
+		else {
+			snprintf(err, errlen, "argument '%s' must be a string, number or boolean", key);
+			return -EINVAL;
+		}
+		ret = config_set(cfg, key, s, err, errlen);
+		if (ret)
+			return ret;
+	}
+	config_finish(cfg);
+	return 0;
+}
+
+/*
+ * `gpmm run --daemon`: the VM belongs to this connection and lives as long
+ * as it does; its console and end arrive here as events.
+ */
+static json_t *cmd_vm_create(struct conn *c, json_t *args, struct qmp_err *e)
+{
+	struct vm_config cfg;
+	struct dvm *v;
+	char err[512];
+
+	if (!json_is_object(args))
+		return fail(e, "GenericError", "gpmm-vm-create needs arguments");
+	if (args_to_config(args, &cfg, err, sizeof(err)))
+		return fail(e, "GenericError", "%s", err);
+	if (daemon_find_vm(c->d, cfg.name))
+		return fail(e, "GenericError", "a VM named '%s' exists already", cfg.name);
+	if (daemon_add_vm(c->d, &cfg, c, false, &v, err, sizeof(err)))
+		return fail(e, "GenericError", "%s", err);
+	return json_pack("{s:s, s:s}", "name", cfg.name, "qmp", v->qmp_path);
+}
+
+static const struct qmp_cmd qmp_cmds[] = {
+	{ "qmp_capabilities", cmd_capabilities },
+	{ "query-status", cmd_query_status },
+	{ "stop", cmd_stop },
+	{ "cont", cmd_cont },
+	{ "quit", cmd_quit },
+	{ "system_powerdown", cmd_powerdown },
+	{ "query-memory-size-summary", cmd_memory_summary },
+	{ "query-name", cmd_query_name },
+	{ "query-version", cmd_query_version },
+	{ "query-gpmm-pool", cmd_query_pool },
+	{ "query-gpmm-vms", cmd_query_vms, .daemon_only = true },
+	{ "gpmm-vm-create", cmd_vm_create, .daemon_only = true },
+	{ 0 }
+};
+
+static const struct qmp_cmd *find_cmd(const char *name)
+{
+	for (const struct qmp_cmd *q = qmp_cmds; q->name; q++)
+		if (!strcmp(q->name, name))
+			return q;
+	return NULL;
+}
+
+static json_t *run_command(struct conn *c, json_t *msg, struct qmp_err *e)
+{
+	const char *name = json_string_value(json_object_get(msg, "execute"));
+	json_t *args = json_object_get(msg, "arguments");
+	const struct qmp_cmd *q;
+
+	if (!json_is_object(msg))
+		return fail(e, "GenericError", "QMP input must be a JSON object");
+	if (!name)
+		return fail(e, "GenericError", "QMP input lacks member 'execute'");
+	if (args && !json_is_object(args))
+		return fail(e, "GenericError", "QMP input member 'arguments' must be an object");
+	q = find_cmd(name);
+	if (!c->negotiated && (!q || q->fn != cmd_capabilities))
+		return fail(e, "CommandNotFound",
+			    "Expecting capabilities negotiation with 'qmp_capabilities'");
+	if (!q || (q->daemon_only && c->vm))
+		return fail(e, "CommandNotFound", "The command %s has not been found", name);
+	return q->fn(c, args ? args : json_object(), e);
+}
+
+static void handle_message(struct conn *c, json_t *msg)
+{
+	struct qmp_err e = { 0 };
+	json_t *id = json_object_get(msg, "id");
+	json_t *ret = run_command(c, msg, &e), *reply;
+
+	if (ret)
+		reply = json_pack("{s:o}", "return", ret);
+	else
+		reply = json_pack("{s:{s:s, s:s}}", "error", "class", e.cls,
+				  "desc", e.desc);
+	if (id)
+		json_object_set(reply, "id", id);
+	qmp_send(c, reply);
+}
+
+/* Decode as many whole messages as the buffer holds. */
+static int drain_buffer(struct conn *c)
+{
+	size_t off = 0;
+
+	while (off < c->len) {
+		json_error_t jerr;
+		json_t *msg;
+
+		while (off < c->len && strchr(" \t\r\n", c->buf[off]))
+			off++;
+		if (off == c->len)
+			break;
+		msg = json_loadb(c->buf + off, c->len - off,
+				 JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY, &jerr);
+		if (!msg) {
+			/* an incomplete value waits for more bytes */
+			if (jerr.position >= (int)(c->len - off) - 1 &&
+			    json_error_code(&jerr) == json_error_premature_end_of_input)
+				break;
+			qmp_send(c, json_pack("{s:{s:s, s:s}}", "error", "class",
+				 "GenericError", "desc", "JSON parse error"));
+			off = c->len;
+			break;
+		}
+		off += (size_t)jerr.position;
+		handle_message(c, msg);
+		json_decref(msg);
+	}
+	memmove(c->buf, c->buf + off, c->len - off);
+	c->len -= off;
+	return 0;
+}
+
+int qmp_input(struct conn *c)
+{
+	ssize_t n;
+
+	if (c->cap - c->len < 4096) {
+		size_t cap = c->cap ? c->cap * 2 : 8192;
+		char *buf;
+
+		if (cap > QMP_MAX_MESSAGE)
+			return -1;
+		buf = realloc(c->buf, cap);
+		if (!buf)
+			return -1;
+		c->buf = buf;
+		c->cap = cap;
+	}
+	n = read(c->fd, c->buf + c->len, c->cap - c->len);
+	if (n <= 0)
+		return n < 0 && errno == EINTR ? 0 : -1;
+	c->len += (size_t)n;
+	drain_buffer(c);
+	return c->dead ? -1 : 0;
+}

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "vmm/qmp_client.h"
+
+const char *gpmm_run_dir(void)
+{
+	const char *dir = getenv("GPMM_RUN_DIR");
+
+	if (!dir || !*dir)
+		dir = "/run/gpmm";
+	mkdir(dir, 0700);
+	return dir;
+}
+
+json_t *qmpc_read(struct qmp_client *q)
+{
+	for (;;) {
+		json_error_t jerr;
+		size_t off = 0;
+		ssize_t n;
+
+		while (off < q->len && strchr(" \t\r\n", q->buf[off]))
+			off++;
+		if (off < q->len) {
+			json_t *msg = json_loadb(q->buf + off, q->len - off,
+						 JSON_DISABLE_EOF_CHECK, &jerr);
+
+			if (msg) {
+				off += (size_t)jerr.position;
+				memmove(q->buf, q->buf + off, q->len - off);
+				q->len -= off;
+				return msg;
+			}
+			if (json_error_code(&jerr) != json_error_premature_end_of_input)
+				return NULL;
+		}
+		if (q->cap - q->len < 4096) {
+			char *b = realloc(q->buf, q->cap ? 2 * q->cap : 8192);
+
+			if (!b)
+				return NULL;
+			q->buf = b;
+			q->cap = q->cap ? 2 * q->cap : 8192;
+		}
+		n = read(q->fd, q->buf + q->len, q->cap - q->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return NULL;
+		q->len += (size_t)n;
+	}
+}
+
+static int send_msg(struct qmp_client *q, json_t *msg)
+{
+	char *s = json_dumps(msg, JSON_COMPACT);
+	size_t len, off = 0;
+	int ret = 0;
+
+	json_decref(msg);
+	if (!s)
+		return -ENOMEM;
+	len = strlen(s);
+	while (off < len && !ret) {
+		ssize_t n = send(q->fd, s + off, len - off, MSG_NOSIGNAL);
+
+		if (n <= 0)
+			ret = -EPIPE;
+		else
+			off += (size_t)n;
+	}
+	if (!ret && send(q->fd, "\n", 1, MSG_NOSIGNAL) != 1)
+		ret = -EPIPE;
+	free(s);
+	return ret;
+}
+
+json_t *qmpc_execute(struct qmp_client *q, const char *cmd, json_t *args,
+		     void (*on_event)(json_t *ev, void *opaque), void *opaque,
+		     char *err, size_t errlen)
+{
+	json_t *msg = json_pack("{s:s}", "execute", cmd);
+
+	if (args)
+		json_object_set_new(msg, "arguments", args);
+	if (send_msg(q, msg)) {
+		snprintf(err, errlen, "connection lost");
+		return NULL;
+	}
+	while ((msg = qmpc_read(q))) {
+		json_t *ret = json_object_get(msg, "return");
+		json_t *error = json_object_get(msg, "error");
+
+		if (ret) {
+			json_incref(ret);
+			json_decref(msg);
+			return ret;
+		}
+		if (error) {
+			snprintf(err, errlen, "%s",
+				 json_string_value(json_object_get(error, "desc")) ?: "error");
+			json_decref(msg);
+			return NULL;
+		}
+		if (on_event && json_object_get(msg, "event"))
+			on_event(msg, opaque);
+		json_decref(msg);
+	}
+	snprintf(err, errlen, "connection closed");
+	return NULL;
+}
+
+int qmpc_connect(struct qmp_client *q, const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	json_t *greeting, *ret;
+
+	memset(q, 0, sizeof(*q));
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "socket path %s is too long", path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, path);
+	q->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (q->fd < 0 || connect(q->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "cannot connect to %s: %s", path, strerror(e));
+		qmpc_close(q);
+		return -e;
+	}
+	greeting = qmpc_read(q);
+	if (!greeting || !json_object_get(greeting, "QMP")) {
+		snprintf(err, errlen, "%s does not speak QMP", path);
+		json_decref(greeting);
+		qmpc_close(q);
+		return -EPROTO;
+	}
+	json_decref(greeting);
+	ret = qmpc_execute(q, "qmp_capabilities", NULL, NULL, NULL, err, errlen);
+	if (!ret) {
+		qmpc_close(q);
+		return -EPROTO;
+	}
+	json_decref(ret);
+	return 0;
+}
+
+void qmpc_close(struct qmp_client *q)
+{
+	if (q->fd >= 0)
+		close(q->fd);
+	free(q->buf);
+	q->fd = -1;
+	q->buf = NULL;
+	q->len = q->cap = 0;
+}
