@@ -240,7 +240,7 @@ int vm_remap_page(struct vm *vm, uint64_t gpa, uint64_t new_frame)
 	if (!r || new_frame >= mm_pool_frames(vm->pool->mm))
 		return -EINVAL;
 	pthread_mutex_lock(&vm->lock);
-	ret = vm->state == VM_RUNNING && vm->parked < vm->nr_vcpus ? -EBUSY : 0;
+	ret = vm->state == VM_RUNNING && vm->parked < vm->running_vcpus ? -EBUSY : 0;
 	pthread_mutex_unlock(&vm->lock);
 	if (ret)
 		return ret;

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE
+#include <CUnit/CUnit.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/integration/harness.h"
+
+const char *payload(const char *name)
+{
+	/* a few at once may be live in one call's arguments */
+	static __thread char paths[4][512];
+	static __thread unsigned int next;
+	const char *dir = getenv("GUESTS");
+	char *path = paths[next++ % 4];
+
+	snprintf(path, sizeof(paths[0]), "%s/%s.bin", dir ? dir : "build/guests", name);
+	return path;
+}
+
+struct pool *test_pool(unsigned int mib)
+{
+	struct pool *pool = NULL;
+
+	CU_ASSERT_EQUAL(pool_open((uint64_t)mib << 20, true, &pool), 0);
+	return pool;
+}
+
+void test_config(struct vm_config *cfg, const char *name, const char *kernel,
+		 unsigned int ram_mib, unsigned int cpus)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	snprintf(cfg->name, sizeof(cfg->name), "%s", name);
+	snprintf(cfg->kernel, sizeof(cfg->kernel), "%s", kernel);
+	cfg->ram_bytes = (uint64_t)ram_mib << 20;
+	cfg->cpus = cpus;
+}
+
+static void to_buffer(void *opaque, const char *buf, size_t len)
+{
+	struct console_buf *c = opaque;
+
+	pthread_mutex_lock(&c->lock);
+	if (len > sizeof(c->text) - 1 - c->len)
+		len = sizeof(c->text) - 1 - c->len;
+	memcpy(c->text + c->len, buf, len);
+	c->len += len;
+	c->text[c->len] = '\0';
+	pthread_mutex_unlock(&c->lock);
+}
+
+int test_vm_create(struct pool *pool, const struct vm_config *cfg,
+		   struct run_result *res, struct vm **out, char *err,
+		   size_t errlen)
+{
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	pthread_mutex_init(&res->console.lock, NULL);
+	ret = vm_create(cfg, pool, 7, out, err, errlen);
+	if (!ret) {
+		(*out)->console = to_buffer;
+		(*out)->console_opaque = &res->console;
+	}
+	return ret;
+}
+
+void test_vm_finish(struct vm *vm, struct run_result *res)
+{
+	vm_wait(vm);
+	res->state = vm->state;
+	res->exit_code = vm->exit_code;
+	res->stats = vm->stats;
+	snprintf(res->report, sizeof(res->report), "%s", vm->report);
+	vm_destroy(vm);
+}
+
+int run_payload(struct pool *pool, const struct vm_config *cfg,
+		struct run_result *res)
+{
+	char err[512];
+	struct vm *vm;
+	int ret = test_vm_create(pool, cfg, res, &vm, err, sizeof(err));
+
+	if (ret) {
+		snprintf(res->report, sizeof(res->report), "%s", err);
+		return ret;
+	}
+	ret = vm_start(vm);
+	test_vm_finish(vm, res);
+	return ret;
+}
+
+bool pool_is_whole(struct pool *pool)
+{
+	struct mm_stats st;
+
+	mm_drain_all(pool->mm);
+	if (mm_stats(pool->mm, &st))
+		return false;
+	return st.free_pages == st.frames;
+}
+
+bool console_has(struct run_result *res, const char *needle)
+{
+	return strstr(res->console.text, needle) != NULL;
+}
+
+const char *gpmm_bin(void)
+{
+	const char *p = getenv("GPMM");
+
+	return p ? p : "build/gpmm";
+}
+
+static void remove_run_dir(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf /tmp/gpmm-test-%d", (int)getpid());
+	if (system(cmd))
+		return;
+}
+
+const char *test_run_dir(void)
+{
+	static char dir[64];
+
+	if (!dir[0]) {
+		snprintf(dir, sizeof(dir), "/tmp/gpmm-test-%d", (int)getpid());
+		mkdir(dir, 0700);
+		setenv("GPMM_RUN_DIR", dir, 1);
+		atexit(remove_run_dir);
+	}
+	return dir;
+}
+
+int sh(char *out, size_t outlen, const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+	size_t len = 0;
+	FILE *p;
+	int status;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	test_run_dir();
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	if (out && outlen) {
+		len = fread(out, 1, outlen - 1, p);
+		out[len] = '\0';
+	} else {
+		char sink[4096];
+
+		while (fread(sink, 1, sizeof(sink), p) > 0)
+			;
+	}
+	status = pclose(p);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers of the integration suites: real KVM VMs in this process, or the
+ * gpmm binary as a child process.
+ */
+#ifndef GPMM_TESTS_HARNESS_H
+#define GPMM_TESTS_HARNESS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "vmm/vm.h"
+
+struct console_buf {
+	pthread_mutex_t lock;
+	char text[16384];
+	size_t len;
+};
+
+struct run_result {
+	enum vm_state state;
+	int exit_code;
+	char report[4096];
+	struct vm_stats stats;
+	struct console_buf console;
+};
+
+/* Path of a built payload (GUESTS env, else build/guests). */
+const char *payload(const char *name);
+/* A pool of @mib MiB with grouping on; NULL recorded as a failure. */
+struct pool *test_pool(unsigned int mib);
+void test_config(struct vm_config *cfg, const char *name, const char *kernel,
+		 unsigned int ram_mib, unsigned int cpus);
+/* Create (console to @res), returns 0 or the vm_create error. */
+int test_vm_create(struct pool *pool, const struct vm_config *cfg,
+		   struct run_result *res, struct vm **out, char *err,
+		   size_t errlen);
+/* Wait for the VM to end by itself, then collect and destroy it. */
+void test_vm_finish(struct vm *vm, struct run_result *res);
+/* Create, run to the end, destroy. */
+int run_payload(struct pool *pool, const struct vm_config *cfg,
+		struct run_result *res);
+/* True when every frame of the pool is free again. */
+bool pool_is_whole(struct pool *pool);
+bool console_has(struct run_result *res, const char *needle);
+
+/* The gpmm binary (GPMM env, else build/gpmm) with a private run dir. */
+const char *gpmm_bin(void);
+const char *test_run_dir(void);
+/* Run a shell command line; returns its exit status, output in @out. */
+int sh(char *out, size_t outlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

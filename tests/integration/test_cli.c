@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The gpmm binary as users run it: `gpmm run` in the foreground and
+ * through a daemon, configs with mistakes, and QMP spoken on the wire.
+ */
+#define _GNU_SOURCE
+#include <CUnit/CUnit.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "tests/integration/harness.h"
+
+static char out[65536];
+
+static void test_run_exit_codes(void)
+{
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run --kernel %s --ram 16M --pool 64M 2>&1",
+			   gpmm_bin(), payload("hello")), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "hello from gpmm guest"));
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run --kernel %s --ram 16M --pool 64M --cpus 2 2>&1",
+			   gpmm_bin(), payload("exitcode")), 42);
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run --kernel %s --ram 8M --pool 64M 2>&1",
+			   gpmm_bin(), payload("triple")), 255);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "triple fault"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "rip "));
+}
+
+static void test_run_memtest_64m(void)
+{
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run --kernel %s --ram 64M --cpus 2 --pool 256M 2>&1",
+			   gpmm_bin(), payload("memtest")), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "memtest: 62 MiB ok on 2 cpus"));
+}
+
+static void test_run_bad_input(void)
+{
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run --kernel /nonexistent --ram 16M 2>&1",
+			   gpmm_bin()), 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "/nonexistent"));
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run --kernel %s --ram 12Q 2>&1",
+			   gpmm_bin(), payload("hello")), 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "12Q"));
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run --kernel %s --ram 128M --pool 64M 2>&1",
+			   gpmm_bin(), payload("hello")), 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "larger than the pool"));
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run --kernel %s --pool 3M 2>&1",
+			   gpmm_bin(), payload("hello")), 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "multiple of 2 MiB"));
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run 2>&1", gpmm_bin()), 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "no kernel"));
+}
+
+static void test_run_config_file(void)
+{
+	char path[] = "/tmp/gpmm-cfg-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+
+	fprintf(f, "# test\n[vm]\nname = cfgvm\nram = 16M\ncpus = 2\npool = 64M\nkernel = %s\n",
+		payload("exitcode"));
+	fclose(f);
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run %s 2>&1", gpmm_bin(), path), 42);
+	/* options beside the file override it */
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run %s --kernel %s 2>&1", gpmm_bin(),
+			   path, payload("hello")), 0);
+	f = fopen(path, "w");
+	fprintf(f, "[vm]\nram = 16M\ncpus = lots\n");
+	fclose(f);
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run %s 2>&1", gpmm_bin(), path), 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, ":3:"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "'lots' for cpus"));
+	f = fopen(path, "w");
+	fprintf(f, "[vm]\nmemory = 16M\n");
+	fclose(f);
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run %s 2>&1", gpmm_bin(), path), 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "unknown key 'memory'"));
+	unlink(path);
+}
+
+/* A raw QMP connection for checking the wire protocol itself. */
+static int qmp_raw(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	for (int i = 0; i < 300; i++) {
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			return fd;
+		usleep(10000);
+	}
+	close(fd);
+	return -1;
+}
+
+/* Read until @needle shows up (or 5 s pass); returns what was read. */
+static const char *qmp_expect(int fd, const char *needle)
+{
+	static char buf[16384];
+	size_t len = 0;
+
+	buf[0] = '\0';
+	while (!strstr(buf, needle) && len < sizeof(buf) - 1) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&p, 1, 5000) <= 0)
+			break;
+		n = read(fd, buf + len, sizeof(buf) - 1 - len);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		buf[len] = '\0';
+	}
+	return buf;
+}
+
+static void qmp_say(int fd, const char *text)
+{
+	CU_ASSERT_EQUAL(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+}
+
+static void test_qmp_wire_protocol(void)
+{
+	char sock[256];
+	int fd;
+
+	snprintf(sock, sizeof(sock), "%s/wire.qmp", test_run_dir());
+	CU_ASSERT_EQUAL(sh(NULL, 0, "%s run --kernel %s --ram 8M --pool 32M --qmp %s "
+			   "--name wire >/dev/null 2>&1 &", gpmm_bin(), payload("spin"), sock), 0);
+	fd = qmp_raw(sock);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(qmp_expect(fd, "\r\n"), "\"QMP\""));
+	qmp_say(fd, "{\"execute\":\"query-status\"}\n");
+	CU_ASSERT_PTR_NOT_NULL(strstr(qmp_expect(fd, "\r\n"), "capabilities negotiation"));
+	qmp_say(fd, "{\"execute\":\"qmp_capabilities\",\"id\":\"a1\"}");
+	CU_ASSERT_PTR_NOT_NULL(strstr(qmp_expect(fd, "a1"), "\"return\":{}"));
+	/* a message split across writes, then two in one write */
+	qmp_say(fd, "{\"execute\":\"query-st");
+	usleep(20000);
+	qmp_say(fd, "atus\",\"id\":2}{\"execute\":\"nonsense\",\"id\":3}");
+	CU_ASSERT_PTR_NOT_NULL(strstr(qmp_expect(fd, "CommandNotFound"), "\"status\":\"running\""));
+	qmp_say(fd, "{\"execute\": 12}\n[1,2]\n{bad json\n");
+	CU_ASSERT_PTR_NOT_NULL(strstr(qmp_expect(fd, "JSON parse error"), "lacks member 'execute'"));
+	qmp_say(fd, "{\"execute\":\"query-memory-size-summary\"}\n");
+	CU_ASSERT_PTR_NOT_NULL(strstr(qmp_expect(fd, "base-memory"), "8388608"));
+	qmp_say(fd, "{\"execute\":\"stop\"}\n");
+	CU_ASSERT_PTR_NOT_NULL(strstr(qmp_expect(fd, "STOP"), "STOP"));
+	qmp_say(fd, "{\"execute\":\"query-status\"}\n");
+	CU_ASSERT_PTR_NOT_NULL(strstr(qmp_expect(fd, "paused"), "paused"));
+	qmp_say(fd, "{\"execute\":\"cont\"}\n");
+	CU_ASSERT_PTR_NOT_NULL(strstr(qmp_expect(fd, "RESUME"), "RESUME"));
+	qmp_say(fd, "{\"execute\":\"system_powerdown\"}\n");
+	CU_ASSERT_PTR_NOT_NULL(strstr(qmp_expect(fd, "POWERDOWN"), "POWERDOWN"));
+	qmp_say(fd, "{\"execute\":\"quit\"}\n");
+	CU_ASSERT_PTR_NOT_NULL(strstr(qmp_expect(fd, "SHUTDOWN"), "SHUTDOWN"));
+	close(fd);
+	for (int i = 0; i < 300 && access(sock, F_OK) == 0; i++)
+		usleep(10000);
+	CU_ASSERT_NOT_EQUAL(access(sock, F_OK), 0);
+}
+
+/* One daemon, two clients, two VMs at once; a third VM that does not fit. */
+static void test_daemon_two_vms(void)
+{
+	char sock[256];
+	int fd;
+
+	snprintf(sock, sizeof(sock), "%s/d.sock", test_run_dir());
+	CU_ASSERT_EQUAL(sh(NULL, 0, "%s daemon --socket %s --pool 128M >/dev/null 2>&1 &",
+			   gpmm_bin(), sock), 0);
+	fd = qmp_raw(sock);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(sh(out, sizeof(out),
+		"%1$s run --daemon %2$s --kernel %3$s --ram 32M --cpus 2 --name m1 > %5$s/m1.out 2>&1 & "
+		"%1$s run --daemon %2$s --kernel %4$s --ram 16M --name e1 > %5$s/e1.out 2>&1; e=$?; "
+		"wait $!; echo \"rc $? $e\"",
+		gpmm_bin(), sock, payload("memtest"), payload("exitcode"), test_run_dir()), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "rc 0 42"));
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "cat %s/m1.out", test_run_dir()), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "ok on 2 cpus"));
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run --daemon %s --kernel %s --ram 256M 2>&1",
+			   gpmm_bin(), sock, payload("hello")), 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "larger than the pool"));
+	/* the daemon survives all of it, and its pool is whole again */
+	qmp_expect(fd, "\r\n");
+	qmp_say(fd, "{\"execute\":\"qmp_capabilities\"}{\"execute\":\"query-gpmm-pool\"}\n");
+	CU_ASSERT_PTR_NOT_NULL(strstr(qmp_expect(fd, "free-pages"), "\"free-pages\":32768"));
+	close(fd);
+	sh(NULL, 0, "pkill -TERM -f 'gpmm daemon --socket %s'", sock);
+}
+
+/* Killing the client ends the VM it asked for; the daemon lives on. */
+static void test_daemon_client_gone(void)
+{
+	char sock[256];
+	int fd;
+
+	snprintf(sock, sizeof(sock), "%s/d2.sock", test_run_dir());
+	CU_ASSERT_EQUAL(sh(NULL, 0, "%s daemon --socket %s --pool 64M >/dev/null 2>&1 &",
+			   gpmm_bin(), sock), 0);
+	fd = qmp_raw(sock);
+	CU_ASSERT_FATAL(fd >= 0);
+	qmp_expect(fd, "\r\n");
+	CU_ASSERT_EQUAL(sh(NULL, 0, "%s run --daemon %s --kernel %s --ram 8M --name sp "
+			   ">/dev/null 2>&1 & sleep 0.5; kill $!", gpmm_bin(), sock,
+			   payload("spin")), 0);
+	qmp_say(fd, "{\"execute\":\"qmp_capabilities\"}\n");
+	qmp_expect(fd, "return");
+	for (int i = 0; i < 100; i++) {
+		qmp_say(fd, "{\"execute\":\"query-gpmm-vms\",\"id\":\"v\"}\n");
+		if (strstr(qmp_expect(fd, "\"v\""), "\"return\":[]"))
+			break;
+		usleep(20000);
+	}
+	qmp_say(fd, "{\"execute\":\"query-gpmm-vms\",\"id\":\"w\"}\n");
+	CU_ASSERT_PTR_NOT_NULL(strstr(qmp_expect(fd, "\"w\""), "\"return\":[]"));
+	close(fd);
+	sh(NULL, 0, "pkill -TERM -f 'gpmm daemon --socket %s'", sock);
+}
+
+int register_cli_suite(void)
+{
+	static const struct { const char *name; CU_TestFunc fn; } tests[] = {
+		{ "run: exit codes", test_run_exit_codes },
+		{ "run: memtest 64M 2 cpus", test_run_memtest_64m },
+		{ "run: bad input", test_run_bad_input },
+		{ "run: config file", test_run_config_file },
+		{ "qmp: wire protocol", test_qmp_wire_protocol },
+		{ "daemon: two VMs", test_daemon_two_vms },
+		{ "daemon: client gone", test_daemon_client_gone },
+	};
+	CU_pSuite s = CU_add_suite("cli", NULL, NULL);
+
+	if (!s)
+		return CU_get_error();
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+		if (!CU_add_test(s, tests[i].name, tests[i].fn))
+			return CU_get_error();
+	return 0;
+}
