@@ -53,6 +53,7 @@ APP_SRCS   := $(VMM_SRCS) \
               tests/bench/trace.c \
               tests/bench/bench_frag.c \
               tests/bench/bench_alloc.c \
+              tests/bench/bench_vm.c \
               vmm/cli.c
 
 UNIT_SRCS  := $(wildcard tests/unit/*.c)

@@ -21,6 +21,8 @@ static const struct cli_cmd bench_cmds[] = {
 	{ "frag", cmd_bench_frag, "fragmentation at rest: buddy vs grouping" },
 	{ "alloc", cmd_bench_alloc, "order-0 allocator throughput" },
 	{ "trace-gen", cmd_bench_trace_gen, "write a built-in workload as a trace" },
+	{ "boot", cmd_bench_boot, "launch to first guest instruction" },
+	{ "fault", cmd_bench_fault, "demand fault vs prefault cost per page" },
 	{ 0 }
 };
 
@@ -31,7 +33,7 @@ static const struct cli_cmd top_cmds[] = {
 	{ "stop", cmd_stop, "stop a VM for good (QMP quit)" },
 	{ "pause", cmd_pause, "pause a VM (QMP stop)" },
 	{ "resume", cmd_resume, "resume a paused VM (QMP cont)" },
-	{ "bench", cmd_bench, "measure: gpmm bench frag|alloc|trace-gen" },
+	{ "bench", cmd_bench, "measure: gpmm bench frag|alloc|boot|fault|trace-gen" },
 	{ "help", cmd_help, "this text" },
 	{ 0 }
 };

@@ -99,6 +99,24 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 	return 0;
 }
 
+/*
+ * Every guest page is its own mapping; pages with adjacent frames merge,
+ * but a scattered guest can need one VMA per page (DESIGN.md).
+ */
+static void warn_map_count(const struct vm_config *cfg)
+{
+	FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+	unsigned long long max = 0, pages = cfg->ram_bytes >> MM_PAGE_SHIFT;
+
+	if (!f)
+		return;
+	if (fscanf(f, "%llu", &max) == 1 && pages > max / 2)
+		fprintf(stderr, "gpmm run: note: %llu guest pages against vm.max_map_count = %llu;"
+			" if guest memory ends up scattered the host may run out of mappings"
+			" (raise it with sysctl vm.max_map_count)\n", pages, max);
+	fclose(f);
+}
+
 static int run_foreground(struct vm_config *cfg)
 {
 	struct pool *pool;
@@ -106,6 +124,7 @@ static int run_foreground(struct vm_config *cfg)
 	char err[512];
 	int ret;
 
+	warn_map_count(cfg);
 	if (!cfg->qmp_path[0])
 		snprintf(cfg->qmp_path, sizeof(cfg->qmp_path), "%s/%s.qmp",
 			 gpmm_run_dir(), cfg->name);

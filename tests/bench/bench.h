@@ -43,5 +43,7 @@ int bench_frag_measure(const struct frag_opts *o, const char *policy,
 int cmd_bench_frag(int argc, char **argv);
 int cmd_bench_alloc(int argc, char **argv);
 int cmd_bench_trace_gen(int argc, char **argv);
+int cmd_bench_boot(int argc, char **argv);
+int cmd_bench_fault(int argc, char **argv);
 
 #endif
