@@ -114,7 +114,7 @@ test: $(UNIT) $(INTEG) $(GPMM) guests
 	GPMM=$(GPMM) GUESTS=$(BUILD)/guests $(INTEG) || rc=1; exit $$rc
 
 demo: $(GPMM) guests
-	$(GPMM) run --kernel $(BUILD)/guests/memtest.bin --ram 64M --cpus 2 --pool 256M --name demo
+	$(GPMM) run --kernel $(BUILD)/guests/memtest.bin --ram 64M --cpus 2 --pool 256M --name demo --stats
 	$(GPMM) bench frag
 
 clean:

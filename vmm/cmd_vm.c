@@ -21,11 +21,12 @@
 static const char run_usage[] =
 	"usage: gpmm run [CONFIG.ini] [--kernel FILE] [--ram SIZE] [--cpus N]\n"
 	"                [--pool SIZE] [--name NAME] [--prefault] [--qmp PATH]\n"
-	"                [--daemon SOCK]\n"
+	"                [--daemon SOCK] [--stats]\n"
 	"Boots a flat payload (DESIGN.md boot protocol) with guest RAM from a\n"
 	"pool of host frames; exits with the guest's exit code (255: the VM\n"
 	"failed, the reason on stderr). With --daemon, a running `gpmm daemon`\n"
-	"hosts the VM, which lives as long as this command does.\n"
+	"hosts the VM, which lives as long as this command does. --stats prints\n"
+	"the VM's and the pool's statistics (buddyinfo, pagetypeinfo) at the end.\n"
 	"Config keys (INI, top level or [vm]): name ram cpus kernel pool prefault qmp.\n";
 
 static int set_opt(struct vm_config *cfg, const char *key, const char *val)
@@ -39,6 +40,8 @@ static int set_opt(struct vm_config *cfg, const char *key, const char *val)
 	return 0;
 }
 
+static bool run_stats;
+
 static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 			  const char **daemon_sock)
 {
@@ -51,6 +54,7 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 		{ "qmp", required_argument, NULL, 'q' },
 		{ "prefault", no_argument, NULL, 'f' },
 		{ "daemon", required_argument, NULL, 'd' },
+		{ "stats", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -62,7 +66,8 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 	for (int i = 1; i < argc; i++) {
 		if (argv[i][0] == '-') {
 			if (strchr(argv[i], '=') == NULL && i + 1 < argc &&
-			    strcmp(argv[i], "--prefault") && strcmp(argv[i], "--help"))
+			    strcmp(argv[i], "--prefault") && strcmp(argv[i], "--help") &&
+			    strcmp(argv[i], "--stats"))
 				i++;
 			continue;
 		}
@@ -84,6 +89,7 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 		case 'q': key = "qmp"; break;
 		case 'f': cfg->prefault = true; break;
 		case 'd': *daemon_sock = optarg; break;
+		case 's': run_stats = true; break;
 		case 'h': fputs(run_usage, stdout); return 1;
 		default: fputs(run_usage, stderr); return 2;
 		}
@@ -146,6 +152,7 @@ static int run_foreground(struct vm_config *cfg)
 		       ret == -E2BIG ? 2 : 1;
 	}
 	d.exit_when_idle = true;
+	d.print_stats = run_stats;
 	ret = daemon_loop(&d);
 	daemon_fini(&d);
 	pool_close(pool);

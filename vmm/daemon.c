@@ -216,6 +216,35 @@ static json_t *end_json(struct vm *vm)
 			 "report", vm->report);
 }
 
+static void print_pool(struct daemon *d, const char *when)
+{
+	struct mm_stats st;
+
+	mm_drain_all(d->pool->mm);
+	if (mm_stats(d->pool->mm, &st))
+		return;
+	fprintf(stderr, "\npool %s: %llu of %llu frames free, mixed pageblocks %llu, "
+		"unusable index(9) %.3f\n", when, (unsigned long long)st.free_pages,
+		(unsigned long long)st.frames, (unsigned long long)st.mixed_pageblocks,
+		mm_unusable_index(&st, MM_PAGEBLOCK_ORDER));
+	mm_print_buddyinfo(&st, "gpmm", stderr);
+	mm_print_pagetypeinfo(&st, "gpmm", stderr);
+}
+
+static void print_vm_stats(struct vm *vm)
+{
+	const struct vm_stats *s = &vm->stats;
+
+	fprintf(stderr, "\nVM %s: %s, exit code %d, %llu MiB RAM, %llu pages populated "
+		"(%llu demand faults, %.1f us host time each%s), %llu exits\n",
+		vm->cfg.name, vm_state_name(vm->state), vm->exit_code,
+		(unsigned long long)(vm->cfg.ram_bytes >> 20),
+		(unsigned long long)s->populated_pages,
+		(unsigned long long)s->demand_faults,
+		s->demand_faults ? s->fault_ns / 1e3 / (double)s->demand_faults : 0.0,
+		vm->cfg.prefault ? ", prefaulted" : "", (unsigned long long)s->exits);
+}
+
 /* The VM's threads are done: report, give its frames back, forget it. */
 static void finish_vm(struct daemon *d, struct dvm *v)
 {
@@ -236,7 +265,13 @@ static void finish_vm(struct daemon *d, struct dvm *v)
 	for (struct conn *c = d->conns; c; c = c->next)
 		if (c->vm == v)
 			c->dead = true;
+	if (d->print_stats) {
+		print_vm_stats(vm);
+		print_pool(d, "with the VM's memory still held");
+	}
 	vm_destroy(vm);
+	if (d->print_stats)
+		print_pool(d, "after the VM gave its frames back");
 	v->vm = NULL;
 	v->ended = true;
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -129,6 +130,7 @@ static void qmp_say(int fd, const char *text)
 static void test_qmp_wire_protocol(void)
 {
 	char sock[256];
+	struct stat st;
 	int fd;
 
 	snprintf(sock, sizeof(sock), "%s/wire.qmp", test_run_dir());
@@ -136,6 +138,8 @@ static void test_qmp_wire_protocol(void)
 			   "--name wire >/dev/null 2>&1 &", gpmm_bin(), payload("spin"), sock), 0);
 	fd = qmp_raw(sock);
 	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(stat(sock, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 0777, 0600);
 	CU_ASSERT_PTR_NOT_NULL(strstr(qmp_expect(fd, "\r\n"), "\"QMP\""));
 	qmp_say(fd, "{\"execute\":\"query-status\"}\n");
 	CU_ASSERT_PTR_NOT_NULL(strstr(qmp_expect(fd, "\r\n"), "capabilities negotiation"));

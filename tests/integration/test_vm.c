@@ -325,6 +325,33 @@ static void test_pool_exhaustion(void)
 	pool_close(pool);
 }
 
+/* Past 3 GiB the RAM continues above 4 GiB; the hole between is MMIO. */
+static void test_ram_above_pci_hole(void)
+{
+	struct pool *pool = test_pool(4608);
+	struct vm_config cfg;
+	struct run_result res;
+	struct vm *vm;
+	char err[256];
+	uint64_t v = 0x1234;
+
+	test_config(&cfg, "high", payload("mmio"), 4096 + 512, 1);
+	CU_ASSERT_EQUAL_FATAL(test_vm_create(pool, &cfg, &res, &vm, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(vm->nr_regions, 2);
+	CU_ASSERT_EQUAL(vm->regions[0].size, VM_PCI_HOLE_START);
+	CU_ASSERT_EQUAL(vm->regions[1].gpa, VM_HIGH_RAM_START);
+	CU_ASSERT_EQUAL(vm->regions[1].size, (4096 + 512 - 3072) * (1ULL << 20));
+	CU_ASSERT_PTR_NULL(vm_guest_ptr(vm, GPMM_MMIO_GPA, 4));
+	CU_ASSERT_PTR_NULL(vm_guest_ptr(vm, VM_HIGH_RAM_START - 4, 8));
+	CU_ASSERT_EQUAL(vm_write_guest(vm, VM_HIGH_RAM_START + (1 << 20), &v, 8), 0);
+	CU_ASSERT(vm_gpa_to_frame(vm, VM_HIGH_RAM_START + (1 << 20)) >= 0);
+	CU_ASSERT_EQUAL(vm_start(vm), 0);
+	test_vm_finish(vm, &res);
+	CU_ASSERT_PTR_NOT_NULL(strstr(res.report, "unmapped MMIO address 0xd0000000"));
+	CU_ASSERT(pool_is_whole(pool));
+	pool_close(pool);
+}
+
 int register_vm_suite(void)
 {
 	static const struct { const char *name; CU_TestFunc fn; } tests[] = {
@@ -340,6 +367,7 @@ int register_vm_suite(void)
 		{ "triple fault stops VM", test_triple_fault_stops_vm },
 		{ "spinning vCPU stops", test_spinning_vcpu_stops },
 		{ "pool exhaustion", test_pool_exhaustion },
+		{ "RAM above the PCI hole", test_ram_above_pci_hole },
 	};
 	CU_pSuite s = CU_add_suite("vm", NULL, NULL);
 

@@ -17,6 +17,7 @@ int register_stats_suite(void);
 int register_badinput_suite(void);
 int register_stress_suite(void);
 int register_trace_suite(void);
+int register_config_suite(void);
 
 static int (*const suites[])(void) = {
 	register_buddy_suite,
@@ -27,6 +28,7 @@ static int (*const suites[])(void) = {
 	register_badinput_suite,
 	register_stress_suite,
 	register_trace_suite,
+	register_config_suite,
 };
 
 static int run_named(int argc, char **argv)

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/* VM configuration: sizes, keys, INI files and their mistakes. */
+#include <CUnit/CUnit.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vmm/config.h"
+
+static void test_sizes(void)
+{
+	uint64_t v;
+
+	CU_ASSERT_EQUAL(config_parse_size("512M", &v), 0);
+	CU_ASSERT_EQUAL(v, 512ULL << 20);
+	CU_ASSERT_EQUAL(config_parse_size("2g", &v), 0);
+	CU_ASSERT_EQUAL(v, 2ULL << 30);
+	CU_ASSERT_EQUAL(config_parse_size("4096", &v), 0);
+	CU_ASSERT_EQUAL(v, 4096);
+	CU_ASSERT_EQUAL(config_parse_size("64KiB", &v), 0);
+	CU_ASSERT_EQUAL(v, 64 << 10);
+	CU_ASSERT_EQUAL(config_parse_size("1TB", &v), 0);
+	CU_ASSERT_EQUAL(v, 1ULL << 40);
+	CU_ASSERT_EQUAL(config_parse_size("", &v), -EINVAL);
+	CU_ASSERT_EQUAL(config_parse_size("-1M", &v), -EINVAL);
+	CU_ASSERT_EQUAL(config_parse_size("12Q", &v), -EINVAL);
+	CU_ASSERT_EQUAL(config_parse_size("1MM", &v), -EINVAL);
+	CU_ASSERT_EQUAL(config_parse_size("99999999999999999999", &v), -ERANGE);
+	CU_ASSERT_EQUAL(config_parse_size("99999999999T", &v), -ERANGE);
+}
+
+static void test_keys(void)
+{
+	struct vm_config cfg;
+	char err[256];
+
+	config_defaults(&cfg);
+	CU_ASSERT_EQUAL(cfg.cpus, 1);
+	CU_ASSERT_EQUAL(config_set(&cfg, "cpus", "4", err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(cfg.cpus, 4);
+	CU_ASSERT_EQUAL(config_set(&cfg, "cpus", "0", err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "'0' for cpus"));
+	CU_ASSERT_EQUAL(config_set(&cfg, "cpus", "33", err, sizeof(err)), -EINVAL);
+	CU_ASSERT_EQUAL(config_set(&cfg, "name", "bad name", err, sizeof(err)), -EINVAL);
+	CU_ASSERT_EQUAL(config_set(&cfg, "prefault", "maybe", err, sizeof(err)), -EINVAL);
+	CU_ASSERT_EQUAL(config_set(&cfg, "prefault", "yes", err, sizeof(err)), 0);
+	CU_ASSERT(cfg.prefault);
+	CU_ASSERT_EQUAL(config_set(&cfg, "colour", "blue", err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown key 'colour'"));
+	CU_ASSERT_EQUAL(cfg.cpus, 4);
+	CU_ASSERT_EQUAL(config_set(&cfg, "kernel", "/boot/payload.bin", err, sizeof(err)), 0);
+	config_finish(&cfg);
+	CU_ASSERT_STRING_EQUAL(cfg.name, "payload");
+}
+
+static int write_ini(char *path, const char *text)
+{
+	int fd = mkstemp(path);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+static void test_ini(void)
+{
+	char path[] = "/tmp/gpmm-ini-XXXXXX";
+	struct vm_config cfg;
+	char err[512];
+
+	CU_ASSERT_FATAL(write_ini(path, "; vm\n[vm]\nram = 256M\ncpus = 2\nkernel = k.bin\n") == 0);
+	config_defaults(&cfg);
+	CU_ASSERT_EQUAL(config_load(path, &cfg, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(cfg.ram_bytes, 256ULL << 20);
+	CU_ASSERT_EQUAL(cfg.cpus, 2);
+	CU_ASSERT_STRING_EQUAL(cfg.kernel, "k.bin");
+	unlink(path);
+
+	strcpy(path, "/tmp/gpmm-ini-XXXXXX");
+	CU_ASSERT_FATAL(write_ini(path, "[vm]\nram = 256M\nram = lots\n") == 0);
+	CU_ASSERT_EQUAL(config_load(path, &cfg, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, ":3: bad value 'lots' for ram"));
+	unlink(path);
+
+	strcpy(path, "/tmp/gpmm-ini-XXXXXX");
+	CU_ASSERT_FATAL(write_ini(path, "[disk]\nsize = 1G\n") == 0);
+	CU_ASSERT_EQUAL(config_load(path, &cfg, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown section [disk]"));
+	unlink(path);
+
+	strcpy(path, "/tmp/gpmm-ini-XXXXXX");
+	CU_ASSERT_FATAL(write_ini(path, "[vm\nram\n") == 0);
+	CU_ASSERT_EQUAL(config_load(path, &cfg, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, ":1:"));
+	unlink(path);
+
+	CU_ASSERT_EQUAL(config_load("/nonexistent.ini", &cfg, err, sizeof(err)), -ENOENT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "/nonexistent.ini"));
+}
+
+int register_config_suite(void)
+{
+	CU_pSuite s = CU_add_suite("config", NULL, NULL);
+
+	if (!s || !CU_add_test(s, "sizes", test_sizes) ||
+	    !CU_add_test(s, "keys", test_keys) || !CU_add_test(s, "ini files", test_ini))
+		return CU_get_error();
+	return 0;
+}
