@@ -30,6 +30,10 @@ MM_SRCS    := mm/pool.c \
               mm/fallback.c \
               mm/pcp.c \
               mm/alloc.c \
+              mm/owner.c \
+              mm/migrate.c \
+              mm/lumpy.c \
+              mm/compaction.c \
               mm/stats.c
 
 VMM_SRCS   := vmm/pool.c \

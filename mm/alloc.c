@@ -29,6 +29,78 @@ static long try_alloc(struct mm_pool *pool, struct mm_pcp *pcp,
 	return rmqueue(pool, order, mt, owner);
 }
 
+/*
+ * Would an unmovable or reclaimable request have to take a small piece of
+ * another type's pageblock? That is how the seed scatters unmovable memory
+ * over a nearly full pool: no free block is large enough to claim, so
+ * every request pollutes another block.
+ */
+static bool __would_scatter(struct mm_pool *pool, unsigned int order,
+			    enum mm_migratetype mt)
+{
+	for (unsigned int o = order; o < MM_MAX_ORDER; o++)
+		if (pool->free_area[o].free_list[mt].count)
+			return false;
+	for (unsigned int o = STEAL_WHOLE_BLOCK_ORDER; o < MM_MAX_ORDER; o++)
+		if (pool->free_area[o].nr_free)
+			return false;
+	return true;
+}
+
+/*
+ * Better than the seed for a near-full pool: rather than scatter an
+ * unmovable request, compact one movable pageblock free and let the
+ * fallback claim it whole; later requests of the type then fill it.
+ */
+static void claim_block(struct mm_pool *pool, struct mm_pcp *pcp,
+			unsigned int order, enum mm_migratetype mt)
+{
+	bool scatter;
+
+	if (mt == MIGRATE_MOVABLE || !pool->grouping ||
+	    !(pool->policy & MM_POLICY_CLAIM_BLOCK))
+		return;
+	if (pcp && order == 0 && pcp->lists[mt].head != NIL)
+		return;
+	pthread_mutex_lock(&pool->lock);
+	scatter = __would_scatter(pool, order, mt);
+	pthread_mutex_unlock(&pool->lock);
+	if (scatter && compact_for_order(pool, MM_PAGEBLOCK_ORDER, true) ==
+		       COMPACT_SUCCESS) {
+		pthread_mutex_lock(&pool->lock);
+		pool->counters.claim_block++;
+		pthread_mutex_unlock(&pool->lock);
+	}
+}
+
+/*
+ * The slow path, in the order the seed and its successors use: spill the
+ * per-thread lists (patch 006), lumpy reclaim around LRU victims, then
+ * direct compaction for costly orders.
+ */
+static long alloc_slowpath(struct mm_pool *pool, struct mm_pcp *pcp,
+			   unsigned int order, enum mm_migratetype mt,
+			   uint32_t owner)
+{
+	long pfn;
+
+	mm_drain_all(pool);
+	pfn = try_alloc(pool, pcp, order, mt, owner);
+	if (pfn >= 0 || !order)
+		return pfn;
+	if (pool->policy & MM_POLICY_LUMPY) {
+		for (int i = 0; i < 4 && pfn < 0; i++) {
+			if (!lumpy_reclaim(pool, order, mt))
+				break;
+			pfn = try_alloc(pool, pcp, order, mt, owner);
+		}
+	}
+	if (pfn < 0 && order > 3 && (pool->policy & MM_POLICY_COMPACT) &&
+	    compact_for_order(pool, order, true) == COMPACT_SUCCESS)
+		pfn = try_alloc(pool, pcp, order, mt, owner);
+	return pfn;
+}
+
 long mm_alloc(struct mm_pool *pool, struct mm_pcp *pcp, unsigned int order,
 	      enum mm_migratetype mt, uint32_t owner)
 {
@@ -38,17 +110,23 @@ long mm_alloc(struct mm_pool *pool, struct mm_pcp *pcp, unsigned int order,
 		return -EINVAL;
 	if (pcp && pcp->pool != pool)
 		return -EINVAL;
+	claim_block(pool, pcp, order, mt);
 	pfn = try_alloc(pool, pcp, order, mt, owner);
-	if (pfn >= 0)
-		return pfn;
-	mm_drain_all(pool);
-	pfn = try_alloc(pool, pcp, order, mt, owner);
-	if (pfn >= 0)
-		return pfn;
-	pthread_mutex_lock(&pool->lock);
-	pool->counters.alloc_fail++;
-	pthread_mutex_unlock(&pool->lock);
-	return -ENOMEM;
+	if (pfn < 0)
+		pfn = alloc_slowpath(pool, pcp, order, mt, owner);
+	if (pfn < 0) {
+		pthread_mutex_lock(&pool->lock);
+		pool->counters.alloc_fail++;
+		pthread_mutex_unlock(&pool->lock);
+		return -ENOMEM;
+	}
+	if (owner != MM_NO_OWNER && owner_has_reclaim(pool, owner)) {
+		pthread_mutex_lock(&pool->lock);
+		if (!(frame_flags(&pool->frames[pfn]) & F_LRU))
+			__lru_add(pool, pfn);
+		pthread_mutex_unlock(&pool->lock);
+	}
+	return pfn;
 }
 
 /*
@@ -75,8 +153,17 @@ static int __free_checked(struct mm_pool *pool, uint64_t pfn)
 
 	switch (frame_state(f)) {
 	case MM_FRAME_ALLOC:
-		__free_one_page(pool, pfn, f->order);
+		if (frame_flags(f) & F_PINNED)
+			return -EBUSY;
 		pool->counters.frees++;
+		if (frame_flags(f) & F_ISOLATED) {
+			/* being moved: whoever moves it frees it after */
+			if (frame_flags(f) & F_FREED)
+				return -EALREADY;
+			frame_set_flags(f, F_FREED);
+			return 0;
+		}
+		__free_allocated(pool, pfn);
 		return 0;
 	case MM_FRAME_FREE:
 	case MM_FRAME_PCP:
@@ -90,10 +177,11 @@ int mm_free(struct mm_pool *pool, struct mm_pcp *pcp, uint64_t frame)
 {
 	int err;
 
+	/* lock-free only for a plain block: no pin, LRU or move under way */
 	if (frame < pool->nr_frames && pcp && pcp->pool == pool) {
-		const struct mm_frame *f = &pool->frames[frame];
+		struct mm_frame *f = &pool->frames[frame];
 
-		if (frame_state(f) == MM_FRAME_ALLOC && f->order == 0) {
+		if (f->order == 0 && frame_cmpxchg(f, MM_FRAME_ALLOC, MM_FRAME_PCP)) {
 			pcp_free(pcp, frame);
 			return 0;
 		}
@@ -102,7 +190,7 @@ int mm_free(struct mm_pool *pool, struct mm_pcp *pcp, uint64_t frame)
 	err = frame < pool->nr_frames ? __free_checked(pool, frame) : -EINVAL;
 	if (err == -EALREADY)
 		pool->counters.double_frees++;
-	else if (err)
+	else if (err && err != -EBUSY)
 		pool->counters.bad_frees++;
 	pthread_mutex_unlock(&pool->lock);
 	return err;

@@ -19,15 +19,6 @@ static const enum mm_migratetype fallbacks[MIGRATE_TYPES][MIGRATE_TYPES - 1] = {
 };
 
 /*
- * The seed converts a whole pageblock once it has to break a block of at
- * least MAX_ORDER/2: having taken half a pageblock or more, the rest of the
- * block would otherwise be raided piece by piece by later requests of the
- * same type, each piece polluting the block further. Claiming it at once
- * keeps the next requests of this type inside it.
- */
-#define STEAL_WHOLE_BLOCK_ORDER	(MM_MAX_ORDER / 2)
-
-/*
  * Re-type every free block inside the pageblock of @pfn and claim the
  * pageblock for @mt. Allocated frames keep their pages; they come back to
  * the @mt lists when freed. Returns the number of free pages moved.

@@ -28,10 +28,22 @@ struct mm_frame {
 	uint32_t prev;
 	uint32_t owner;
 	uint8_t order;
-	uint8_t state;		/* enum mm_frame_state */
+	uint8_t state;		/* enum mm_frame_state | F_* flags */
 	uint8_t mt;		/* free: list type; allocated: requested type */
-	uint8_t pad;
+	uint8_t pins;		/* allocated: pin count (saturates) */
 };
+
+/*
+ * Flags of an allocated head, beside its state in the same byte so that
+ * one compare-and-swap decides between a lock-free per-thread free and
+ * the compaction code isolating the block.
+ */
+#define F_STATE_MASK	0x03
+#define F_ISOLATED	0x04	/* being migrated or reclaimed, or a target */
+#define F_FREED		0x08	/* its owner freed it while isolated */
+#define F_LRU		0x10	/* on an LRU list */
+#define F_ACTIVE	0x20	/* on the active LRU list */
+#define F_PINNED	0x40	/* pins > 0: never moved */
 
 /*
  * A cached frame's state is written by its pcp's owner under the pcp lock
@@ -41,17 +53,41 @@ struct mm_frame {
  */
 static inline uint8_t frame_state(const struct mm_frame *f)
 {
-	return __atomic_load_n(&f->state, __ATOMIC_RELAXED);
+	return __atomic_load_n(&f->state, __ATOMIC_RELAXED) & F_STATE_MASK;
 }
 
+static inline uint8_t frame_flags(const struct mm_frame *f)
+{
+	return __atomic_load_n(&f->state, __ATOMIC_RELAXED) & ~F_STATE_MASK;
+}
+
+/* A new state drops every flag. */
 static inline void set_frame_state(struct mm_frame *f, uint8_t state)
 {
 	__atomic_store_n(&f->state, state, __ATOMIC_RELAXED);
 }
 
+static inline void frame_set_flags(struct mm_frame *f, uint8_t flags)
+{
+	__atomic_fetch_or(&f->state, flags, __ATOMIC_RELAXED);
+}
+
+static inline void frame_clear_flags(struct mm_frame *f, uint8_t flags)
+{
+	__atomic_fetch_and(&f->state, (uint8_t)~flags, __ATOMIC_RELAXED);
+}
+
+/* Swap state byte @from for @to; false when it was anything else. */
+static inline bool frame_cmpxchg(struct mm_frame *f, uint8_t from, uint8_t to)
+{
+	return __atomic_compare_exchange_n(&f->state, &from, to, false,
+					   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
 /* A doubly linked list of frames by index: O(1) removal of a buddy. */
 struct frame_list {
 	uint32_t head;
+	uint32_t tail;
 	uint32_t count;
 };
 
@@ -87,12 +123,32 @@ struct mm_pool {
 
 	pthread_mutex_t pcp_list_lock;	/* taken before any pcp lock */
 	struct mm_pcp *pcps;
+
+	/* owners: callbacks run with owners_lock read-held */
+	pthread_rwlock_t owners_lock;
+	struct mm_owner *owners;	/* id 1 is owners[0] */
+	uint32_t nr_owners;
+
+	struct frame_list lru[MIGRATE_TYPES][2];	/* [type][active] */
+	unsigned int policy;		/* MM_POLICY_* */
+
+	/* compaction: cached scanner positions, like zone->compact_cached_* */
+	pthread_mutex_t compact_lock;	/* one compaction at a time */
+	uint64_t compact_migrate_pb;
+	uint64_t compact_free_pb;
+	struct kcompactd *kcompactd;
+};
+
+struct mm_owner {
+	const struct mm_owner_ops *ops;
+	void *priv;
+	bool live;
 };
 
 /* frame lists: inline, they are the per-thread fast path */
 static inline void list_init(struct frame_list *l)
 {
-	l->head = NIL;
+	l->head = l->tail = NIL;
 	l->count = 0;
 }
 
@@ -104,6 +160,8 @@ static inline void list_add(struct mm_pool *pool, struct frame_list *l, uint32_t
 	f->next = l->head;
 	if (l->head != NIL)
 		pool->frames[l->head].prev = pfn;
+	else
+		l->tail = pfn;
 	l->head = pfn;
 	l->count++;
 }
@@ -118,6 +176,8 @@ static inline void list_del(struct mm_pool *pool, struct frame_list *l, uint32_t
 		l->head = f->next;
 	if (f->next != NIL)
 		pool->frames[f->next].prev = f->prev;
+	else
+		l->tail = f->prev;
 	f->next = f->prev = NIL;
 	l->count--;
 }
@@ -131,10 +191,10 @@ static inline uint32_t list_pop(struct mm_pool *pool, struct frame_list *l)
 	return pfn;
 }
 
-
 /* pageblock flags: 4 bits per pageblock, bits 0-1 the migratetype */
 #define NR_PAGEBLOCK_BITS	4
 #define PB_MIGRATE_MASK		0x3UL
+#define PB_SKIP_MASK		0x4UL
 #define BITS_PER_LONG		(sizeof(unsigned long) * 8)
 
 static inline unsigned long get_pageblock_flags_group(struct mm_pool *pool,
@@ -160,6 +220,17 @@ void set_pageblock_migratetype(struct mm_pool *pool, uint64_t pfn,
 void set_pageblocks_migratetype(struct mm_pool *pool, uint64_t pfn,
 				unsigned int order, enum mm_migratetype mt);
 size_t pageblock_bitmap_bytes(const struct mm_pool *pool);
+bool get_pageblock_skip(struct mm_pool *pool, uint64_t pb);
+void set_pageblock_skip(struct mm_pool *pool, uint64_t pb, bool skip);
+
+/*
+ * The seed converts a whole pageblock once it has to break a block of at
+ * least MAX_ORDER/2: having taken half a pageblock or more, the rest of
+ * the block would otherwise be raided piece by piece by later requests of
+ * the same type, each piece polluting the block further. Claiming it at
+ * once keeps the next requests of this type inside it.
+ */
+#define STEAL_WHOLE_BLOCK_ORDER	(MM_MAX_ORDER / 2)
 
 /* buddy core */
 void __add_free_block(struct mm_pool *pool, uint64_t pfn, unsigned int order,
@@ -187,6 +258,24 @@ long __rmqueue_fallback(struct mm_pool *pool, unsigned int order,
 			enum mm_migratetype start_mt);
 unsigned int move_freepages_block(struct mm_pool *pool, uint64_t pfn,
 				  enum mm_migratetype mt);
+
+/* owners and LRU (owner.c) */
+const struct mm_owner *__owner_of(struct mm_pool *pool, uint32_t id);
+void __lru_add(struct mm_pool *pool, uint64_t pfn);
+void __lru_del(struct mm_pool *pool, uint64_t pfn);
+bool owner_has_reclaim(struct mm_pool *pool, uint32_t id);
+
+/* migration and reclaim of one block (migrate.c) */
+bool __isolate_block(struct mm_pool *pool, uint64_t pfn);
+int migrate_block(struct mm_pool *pool, uint64_t pfn, uint64_t target);
+int reclaim_block(struct mm_pool *pool, uint64_t pfn);
+bool __block_is_movable(struct mm_pool *pool, uint64_t pfn);
+void __free_allocated(struct mm_pool *pool, uint64_t pfn);
+
+/* slow paths (lumpy.c, compaction.c) */
+bool lumpy_reclaim(struct mm_pool *pool, unsigned int order,
+		   enum mm_migratetype mt);
+int compact_for_order(struct mm_pool *pool, unsigned int order, bool direct);
 
 /* per-thread lists */
 long pcp_alloc(struct mm_pcp *pcp, enum mm_migratetype mt, uint32_t owner);

@@ -35,9 +35,16 @@ enum mm_migratetype {
 struct mm_pool;
 struct mm_pcp;
 
+/* What the allocator may do when a request does not fit (policy bits). */
+#define MM_POLICY_LUMPY		0x1	/* lumpy reclaim for order >= 1 */
+#define MM_POLICY_COMPACT	0x2	/* direct compaction for order > 3 */
+#define MM_POLICY_CLAIM_BLOCK	0x4	/* unmovable: compact a block free to host them */
+#define MM_POLICY_ALL		0x7
+
 struct mm_pool_config {
 	size_t size;		/* bytes; a multiple of 2 MiB, 0 = 1 GiB */
 	bool grouping;		/* group by mobility (false: plain buddy) */
+	unsigned int policy;	/* MM_POLICY_* */
 	unsigned int pcp_high;	/* per-thread list high mark, 0 = default */
 	unsigned int pcp_batch;	/* refill/spill batch, 0 = default */
 	const char *name;	/* memfd name, NULL = "gpmm-pool" */
@@ -51,6 +58,57 @@ int mm_pool_fd(const struct mm_pool *pool);
 uint64_t mm_pool_frames(const struct mm_pool *pool);
 void mm_set_grouping(struct mm_pool *pool, bool on);
 bool mm_grouping(const struct mm_pool *pool);
+void mm_set_policy(struct mm_pool *pool, unsigned int policy);
+
+/*
+ * Owners: whoever holds allocations registers the operations the
+ * allocator may call to move or take back a block. Both are called
+ * without the pool lock and may fail; the block stays as it was then.
+ *
+ * migrate: copy 2^order frames from @old to @new and switch every user of
+ *          the memory to @new; 0 or -EBUSY (any error).
+ * reclaim: give the block up (a page the guest reported free, a cache);
+ *          on 0 the allocator frees it and the owner must forget it.
+ *
+ * UNMOVABLE allocations and pinned ones are never offered to either.
+ */
+struct mm_owner_ops {
+	int (*migrate)(void *priv, uint64_t old_frame, uint64_t new_frame,
+		       unsigned int order);
+	int (*reclaim)(void *priv, uint64_t frame, unsigned int order);
+};
+
+int mm_owner_register(struct mm_pool *pool, const struct mm_owner_ops *ops,
+		      void *priv, uint32_t *id);
+/* Waits for a callback in flight; the owner's blocks become immovable. */
+void mm_owner_unregister(struct mm_pool *pool, uint32_t id);
+/* Pins keep a block in place (a device ring in use). -EAGAIN: being moved. */
+int mm_pin(struct mm_pool *pool, uint64_t frame);
+int mm_unpin(struct mm_pool *pool, uint64_t frame);
+/* Recency hint for the LRU: the block was used. */
+void mm_touch(struct mm_pool *pool, uint64_t frame);
+/* Reclaim up to @pages from the LRU tails of the types in @mask. */
+uint64_t mm_shrink(struct mm_pool *pool, uint64_t pages, unsigned int mask);
+
+enum mm_compact_result {
+	COMPACT_SKIPPED,	/* too little free memory: reclaim first */
+	COMPACT_COMPLETE,	/* scanners met without producing the block */
+	COMPACT_SUCCESS,	/* a free block of the order exists now */
+};
+
+/* Direct compaction towards one free block of @order. */
+enum mm_compact_result mm_compact(struct mm_pool *pool, unsigned int order);
+/* Compact the whole pool (scanners meet), ignoring skip hints. */
+void mm_compact_all(struct mm_pool *pool);
+
+/*
+ * Proactive compaction: a background thread that checks every
+ * @interval_ms and compacts while the fragmentation score is above
+ * @target + 10, down to @target (0..100, see mm_fragmentation_score).
+ */
+int mm_kcompactd_start(struct mm_pool *pool, unsigned int target,
+		       unsigned int interval_ms);
+void mm_kcompactd_stop(struct mm_pool *pool);
 
 /*
  * Per-thread lists (the seed's per-cpu pages): one per allocating thread.
@@ -111,6 +169,24 @@ struct mm_counters {
 	uint64_t pcp_drain_all;
 	uint64_t double_frees;
 	uint64_t bad_frees;
+	/* like /proc/vmstat */
+	uint64_t compact_stall;
+	uint64_t compact_success;
+	uint64_t compact_fail;
+	uint64_t compact_migrate_scanned;
+	uint64_t compact_free_scanned;
+	uint64_t compact_isolated;
+	uint64_t pgmigrate_success;
+	uint64_t pgmigrate_fail;
+	uint64_t lumpy_attempt;
+	uint64_t lumpy_success;
+	uint64_t lumpy_reclaimed;	/* pages */
+	uint64_t lumpy_migrated;	/* pages */
+	uint64_t reclaim_success;	/* blocks */
+	uint64_t reclaim_fail;
+	uint64_t claim_block;		/* blocks compacted free for unmovable */
+	uint64_t kcompactd_wake;
+	uint64_t deferred_frees;	/* freed by owner while being moved */
 };
 
 struct mm_stats {
@@ -122,6 +198,8 @@ struct mm_stats {
 	uint64_t nr_free_type[MIGRATE_TYPES][MM_MAX_ORDER]; /* pagetypeinfo */
 	uint64_t pageblocks_type[MIGRATE_TYPES];
 	uint64_t allocated_pages[MIGRATE_TYPES];
+	uint64_t pinned_pages;
+	uint64_t lru_pages[MIGRATE_TYPES][2];	/* [type][active] */
 	uint64_t mixed_pageblocks;	/* holding allocations of >1 type */
 	uint64_t free_pageblocks;	/* pageblocks with no allocation */
 	struct mm_counters counters;
@@ -137,6 +215,11 @@ int mm_stats(struct mm_pool *pool, struct mm_stats *st);
  */
 double mm_unusable_index(const struct mm_stats *st, unsigned int order);
 double mm_fragmentation_index(const struct mm_stats *st, unsigned int order);
+/*
+ * Linux's per-zone fragmentation score for proactive compaction: the
+ * unusable free space index at the pageblock order, in 0..100.
+ */
+double mm_fragmentation_score(const struct mm_stats *st);
 /* Share (0..1) of free memory sitting in free blocks of order >= @order. */
 double mm_free_share_at_least(const struct mm_stats *st, unsigned int order);
 /* Metadata the allocator keeps, in bytes per 4 KiB frame. */

@@ -70,3 +70,14 @@ enum mm_migratetype mm_pageblock_migratetype(struct mm_pool *pool,
 	pthread_mutex_unlock(&pool->lock);
 	return mt;
 }
+
+/* Compaction's skip hint: nothing to gain here until the hints reset. */
+bool get_pageblock_skip(struct mm_pool *pool, uint64_t pb)
+{
+	return get_pageblock_flags_group(pool, pb, PB_SKIP_MASK) != 0;
+}
+
+void set_pageblock_skip(struct mm_pool *pool, uint64_t pb, bool skip)
+{
+	set_pageblock_flags_group(pool, pb, skip ? PB_SKIP_MASK : 0, PB_SKIP_MASK);
+}

@@ -97,6 +97,14 @@ int mm_pool_create(const struct mm_pool_config *cfg, struct mm_pool **out)
 	}
 	pthread_mutex_init(&pool->lock, NULL);
 	pthread_mutex_init(&pool->pcp_list_lock, NULL);
+	pthread_mutex_init(&pool->compact_lock, NULL);
+	pthread_rwlock_init(&pool->owners_lock, NULL);
+	pool->policy = cfg ? cfg->policy : 0;
+	pool->compact_free_pb = pool->nr_pageblocks;
+	for (int t = 0; t < MIGRATE_TYPES; t++) {
+		list_init(&pool->lru[t][0]);
+		list_init(&pool->lru[t][1]);
+	}
 	pool_init_free_lists(pool);
 	*out = pool;
 	return 0;
@@ -111,9 +119,13 @@ void mm_pool_destroy(struct mm_pool *pool)
 {
 	if (!pool)
 		return;
+	mm_kcompactd_stop(pool);
 	while (pool->pcps)
 		mm_pcp_destroy(pool->pcps);
 	close(pool->fd);
+	pthread_mutex_destroy(&pool->compact_lock);
+	pthread_rwlock_destroy(&pool->owners_lock);
+	free(pool->owners);
 	pthread_mutex_destroy(&pool->lock);
 	pthread_mutex_destroy(&pool->pcp_list_lock);
 	free(pool->pageblock_flags);
@@ -141,6 +153,13 @@ void mm_set_grouping(struct mm_pool *pool, bool on)
 {
 	pthread_mutex_lock(&pool->lock);
 	pool->grouping = on;
+	pthread_mutex_unlock(&pool->lock);
+}
+
+void mm_set_policy(struct mm_pool *pool, unsigned int policy)
+{
+	pthread_mutex_lock(&pool->lock);
+	pool->policy = policy & MM_POLICY_ALL;
 	pthread_mutex_unlock(&pool->lock);
 }
 

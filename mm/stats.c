@@ -61,6 +61,8 @@ static void __walk_blocks(struct mm_pool *pool, struct mm_stats *st,
 		switch (frame_state(f)) {
 		case MM_FRAME_ALLOC:
 			st->allocated_pages[f->mt] += 1UL << f->order;
+			if (frame_flags(f) & F_PINNED)
+				st->pinned_pages += 1UL << f->order;
 			mark_pageblocks(types, pfn, f->order, 1U << f->mt);
 			pfn += 1UL << f->order;
 			break;
@@ -98,6 +100,11 @@ static void __copy_free_lists(struct mm_pool *pool, struct mm_stats *st)
 			st->nr_free_type[t][o] =
 				pool->free_area[o].free_list[t].count;
 	}
+	for (int t = 0; t < MIGRATE_TYPES; t++)
+		for (int a = 0; a < 2; a++)
+			for (uint32_t p = pool->lru[t][a].head; p != NIL;
+			     p = pool->frames[p].next)
+				st->lru_pages[t][a] += 1UL << pool->frames[p].order;
 	for (uint64_t pb = 0; pb < pool->nr_pageblocks; pb++)
 		st->pageblocks_type[get_pageblock_migratetype(
 			pool, pb << MM_PAGEBLOCK_ORDER)]++;

@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Compaction, after Linux's mm/compaction.c: a migrate scanner walks
+ * pageblocks up from the bottom and empties them, a free scanner walks
+ * down from the top and supplies the targets; where they meet, a sweep
+ * ends. A pageblock whose every allocation can move is emptied whole, and
+ * its frames merge back into a free 2 MiB block.
+ *
+ * Targets come only from MOVABLE pageblocks that are partly used: moving
+ * movable pages into an unmovable block would undo the grouping, and
+ * breaking an already free pageblock would trade one hole for another.
+ *
+ * Locking: compact_lock makes sweeps one at a time; the pool lock is held
+ * while scanning and isolating and dropped around every owner callback.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mm/internal.h"
+
+#define CC_MAX_FREE		1024
+#define EXTFRAG_THRESHOLD	0.5	/* below: a failure is for lack of memory */
+
+struct isolated {
+	uint32_t pfn;
+	uint8_t order;
+};
+
+struct compact_control {
+	struct mm_pool *pool;
+	unsigned int order;
+	bool direct;		/* stop at the first success, honour skip hints */
+	unsigned int target_score;	/* proactive: stop at this score */
+	uint64_t migrate_pb;	/* next pageblock to empty */
+	uint64_t free_pb;	/* pageblocks >= this one were scanned for targets */
+	struct isolated free[CC_MAX_FREE];
+	unsigned int nr_free;
+};
+
+enum pb_result { PB_DONE, PB_UNSUITABLE, PB_FAILED, PB_NO_TARGETS };
+
+static bool __have_free_block(struct mm_pool *pool, unsigned int order)
+{
+	for (unsigned int o = order; o < MM_MAX_ORDER; o++)
+		if (pool->free_area[o].nr_free)
+			return true;
+	return false;
+}
+
+static double __unusable_index(struct mm_pool *pool, unsigned int order)
+{
+	uint64_t suitable = 0;
+
+	if (!pool->free_pages)
+		return 1.0;
+	for (unsigned int o = order; o < MM_MAX_ORDER; o++)
+		suitable += pool->free_area[o].nr_free << o;
+	return (double)(pool->free_pages - suitable) / (double)pool->free_pages;
+}
+
+static double __fragmentation_index(struct mm_pool *pool, unsigned int order)
+{
+	uint64_t blocks = 0;
+
+	for (unsigned int o = 0; o < MM_MAX_ORDER; o++)
+		blocks += pool->free_area[o].nr_free;
+	if (!blocks)
+		return 0.0;
+	return 1.0 - (1.0 + (double)pool->free_pages / (double)(1UL << order)) /
+		     (double)blocks;
+}
+
+/*
+ * compaction_suitable: compacting only helps when there is enough free
+ * memory for the block and the targets, and when the failure is one of
+ * fragmentation (a high fragmentation index), not of memory.
+ */
+static enum mm_compact_result __compaction_suitable(struct mm_pool *pool,
+						    unsigned int order)
+{
+	double fragindex;
+
+	if (__have_free_block(pool, order))
+		return COMPACT_SUCCESS;
+	if (pool->free_pages < (2UL << order))
+		return COMPACT_SKIPPED;
+	fragindex = __fragmentation_index(pool, order);
+	if (fragindex >= 0 && fragindex <= EXTFRAG_THRESHOLD)
+		return COMPACT_SKIPPED;
+	return COMPACT_COMPLETE;	/* i.e. go on */
+}
+
+static void __mark_isolated_free(struct mm_pool *pool, uint64_t pfn,
+				 unsigned int order)
+{
+	struct mm_frame *f = &pool->frames[pfn];
+
+	set_frame_state(f, MM_FRAME_ALLOC | F_ISOLATED);
+	f->order = order;
+	f->mt = MIGRATE_MOVABLE;
+	f->owner = MM_NO_OWNER;
+	f->pins = 0;
+}
+
+static bool __pageblock_wholly_free(struct mm_pool *pool, uint64_t pb)
+{
+	uint64_t start = pb << MM_PAGEBLOCK_ORDER;
+
+	for (unsigned int o = MM_PAGEBLOCK_ORDER; o < MM_MAX_ORDER; o++) {
+		uint64_t head = start & ~((1UL << o) - 1);
+		const struct mm_frame *f = &pool->frames[head];
+
+		if (frame_state(f) == MM_FRAME_FREE && f->order >= MM_PAGEBLOCK_ORDER)
+			return true;
+	}
+	return false;
+}
+
+/* isolate_freepages_block: take every free block of one pageblock. */
+static unsigned int __isolate_freepages_block(struct compact_control *cc,
+					      uint64_t pb)
+{
+	struct mm_pool *pool = cc->pool;
+	uint64_t pfn = pb << MM_PAGEBLOCK_ORDER, end = pfn + MM_PAGEBLOCK_PAGES;
+	unsigned int got = 0;
+
+	while (pfn < end && cc->nr_free < CC_MAX_FREE) {
+		const struct mm_frame *f = &pool->frames[pfn];
+		unsigned int order = f->order;
+
+		if (frame_state(f) != MM_FRAME_FREE) {
+			pfn += frame_state(f) == MM_FRAME_ALLOC ? 1UL << order : 1;
+			continue;
+		}
+		__del_free_block(pool, pfn);
+		__mark_isolated_free(pool, pfn, order);
+		cc->free[cc->nr_free++] = (struct isolated){ (uint32_t)pfn, order };
+		got += 1U << order;
+		pfn += 1UL << order;
+	}
+	pool->counters.compact_free_scanned += MM_PAGEBLOCK_PAGES;
+	pool->counters.compact_isolated += got;
+	return got;
+}
+
+/* isolate_freepages: walk down from the top until some targets are found. */
+static bool __isolate_freepages(struct compact_control *cc)
+{
+	struct mm_pool *pool = cc->pool;
+
+	while (cc->free_pb > cc->migrate_pb + 1) {
+		uint64_t pb = --cc->free_pb;
+
+		if (pool->grouping && get_pageblock_migratetype(
+			    pool, pb << MM_PAGEBLOCK_ORDER) != MIGRATE_MOVABLE)
+			continue;
+		if ((cc->direct && get_pageblock_skip(pool, pb)) ||
+		    __pageblock_wholly_free(pool, pb))
+			continue;
+		if (__isolate_freepages_block(cc, pb))
+			return true;
+		set_pageblock_skip(pool, pb, true);
+	}
+	return false;
+}
+
+/* A target of @order from the isolated free blocks, split as needed. */
+static long __get_target(struct compact_control *cc, unsigned int order)
+{
+	struct isolated *best = NULL;
+	uint32_t pfn;
+
+	for (int pass = 0; pass < 2 && !best; pass++) {
+		for (unsigned int i = 0; i < cc->nr_free; i++)
+			if (cc->free[i].order >= order &&
+			    (!best || cc->free[i].order < best->order))
+				best = &cc->free[i];
+		if (!best && (pass || !__isolate_freepages(cc)))
+			return -1;
+	}
+	pfn = best->pfn;
+	while (best->order > order && cc->nr_free < CC_MAX_FREE) {
+		best->order--;
+		cc->free[cc->nr_free] = (struct isolated){
+			pfn + (1U << best->order), best->order };
+		__mark_isolated_free(cc->pool, pfn + (1U << best->order), best->order);
+		cc->nr_free++;
+	}
+	if (best->order > order)
+		return -1;
+	*best = cc->free[--cc->nr_free];
+	__mark_isolated_free(cc->pool, pfn, order);
+	return pfn;
+}
+
+static void __release_freepages(struct compact_control *cc)
+{
+	for (unsigned int i = 0; i < cc->nr_free; i++) {
+		set_frame_state(&cc->pool->frames[cc->free[i].pfn], MM_FRAME_ALLOC);
+		__free_one_page(cc->pool, cc->free[i].pfn, cc->free[i].order);
+	}
+	cc->nr_free = 0;
+}
+
+/*
+ * Collect the allocated heads of pageblock @pb; false when any of them
+ * cannot move (unmovable, pinned, no owner callbacks): then emptying the
+ * block is hopeless and it is marked to be skipped.
+ */
+static bool __collect_movable(struct mm_pool *pool, uint64_t pb, uint32_t *heads,
+			      unsigned int *nr)
+{
+	uint64_t pfn = pb << MM_PAGEBLOCK_ORDER, end = pfn + MM_PAGEBLOCK_PAGES;
+
+	*nr = 0;
+	while (pfn < end) {
+		const struct mm_frame *f = &pool->frames[pfn];
+		uint8_t state = frame_state(f);
+
+		if (state == MM_FRAME_ALLOC) {
+			/* a block as large as the pageblock has nothing to gain */
+			if (!__block_is_movable(pool, pfn) || f->order >= MM_PAGEBLOCK_ORDER ||
+			    (frame_flags(f) & F_ISOLATED))
+				return false;
+			heads[(*nr)++] = (uint32_t)pfn;
+		}
+		pfn += state == MM_FRAME_ALLOC || state == MM_FRAME_FREE ?
+			1UL << f->order : 1;
+	}
+	pool->counters.compact_migrate_scanned += MM_PAGEBLOCK_PAGES;
+	return true;
+}
+
+static bool owner_migrates(struct mm_pool *pool, uint32_t owner)
+{
+	const struct mm_owner *o = __owner_of(pool, owner);
+
+	return o && o->ops && o->ops->migrate;
+}
+
+/* Move one block out of the way: migrate it, or have it reclaimed. */
+static enum pb_result move_one(struct compact_control *cc, uint64_t pfn)
+{
+	struct mm_pool *pool = cc->pool;
+	long target;
+
+	pthread_mutex_lock(&pool->lock);
+	if (!owner_migrates(pool, pool->frames[pfn].owner)) {
+		pthread_mutex_unlock(&pool->lock);
+		return reclaim_block(pool, pfn) ? PB_FAILED : PB_DONE;
+	}
+	if (!__isolate_block(pool, pfn)) {
+		/* freed under us is as good as moved */
+		bool gone = frame_state(&pool->frames[pfn]) != MM_FRAME_ALLOC;
+
+		pthread_mutex_unlock(&pool->lock);
+		return gone ? PB_DONE : PB_FAILED;
+	}
+	target = __get_target(cc, pool->frames[pfn].order);
+	if (target < 0) {
+		frame_clear_flags(&pool->frames[pfn], F_ISOLATED);
+		if (frame_flags(&pool->frames[pfn]) & F_FREED) {
+			pool->counters.deferred_frees++;
+			__free_allocated(pool, pfn);
+		}
+		pthread_mutex_unlock(&pool->lock);
+		return PB_NO_TARGETS;
+	}
+	pthread_mutex_unlock(&pool->lock);
+	return migrate_block(pool, pfn, target) ? PB_FAILED : PB_DONE;
+}
+
+static enum pb_result compact_pageblock(struct compact_control *cc, uint64_t pb)
+{
+	struct mm_pool *pool = cc->pool;
+	uint32_t heads[MM_PAGEBLOCK_PAGES];
+	unsigned int nr;
+	bool ok;
+
+	pthread_mutex_lock(&pool->lock);
+	if (cc->direct && get_pageblock_skip(pool, pb)) {
+		pthread_mutex_unlock(&pool->lock);
+		return PB_UNSUITABLE;
+	}
+	ok = __collect_movable(pool, pb, heads, &nr);
+	if (!ok)
+		set_pageblock_skip(pool, pb, true);
+	pthread_mutex_unlock(&pool->lock);
+	if (!ok)
+		return PB_UNSUITABLE;
+	for (unsigned int i = 0; i < nr; i++) {
+		enum pb_result r = move_one(cc, heads[i]);
+
+		if (r != PB_DONE)
+			return r;
+	}
+	return PB_DONE;
+}
+
+static bool cc_finished(struct compact_control *cc)
+{
+	struct mm_pool *pool = cc->pool;
+	bool done;
+
+	pthread_mutex_lock(&pool->lock);
+	if (cc->direct)
+		done = __have_free_block(pool, cc->order);
+	else
+		done = 100.0 * __unusable_index(pool, MM_PAGEBLOCK_ORDER) <=
+		       cc->target_score;
+	pthread_mutex_unlock(&pool->lock);
+	return done;
+}
+
+static void __reset_skip_hints(struct mm_pool *pool)
+{
+	for (uint64_t pb = 0; pb < pool->nr_pageblocks; pb++)
+		set_pageblock_skip(pool, pb, false);
+	pool->compact_migrate_pb = 0;
+	pool->compact_free_pb = pool->nr_pageblocks;
+}
+
+/* One sweep: returns SUCCESS as soon as the goal is met. */
+static enum mm_compact_result compact_zone(struct compact_control *cc)
+{
+	struct mm_pool *pool = cc->pool;
+	enum mm_compact_result ret = COMPACT_COMPLETE;
+
+	pthread_rwlock_rdlock(&pool->owners_lock);
+	while (cc->migrate_pb < cc->free_pb) {
+		enum pb_result r = compact_pageblock(cc, cc->migrate_pb);
+
+		if (r == PB_NO_TARGETS)
+			break;
+		cc->migrate_pb++;
+		if (r == PB_DONE && cc_finished(cc)) {
+			ret = COMPACT_SUCCESS;
+			break;
+		}
+	}
+	pthread_mutex_lock(&pool->lock);
+	__release_freepages(cc);
+	if (ret == COMPACT_SUCCESS && cc->direct) {
+		pool->compact_migrate_pb = cc->migrate_pb;
+		pool->compact_free_pb = cc->free_pb;
+	} else {
+		__reset_skip_hints(pool);
+	}
+	pthread_mutex_unlock(&pool->lock);
+	pthread_rwlock_unlock(&pool->owners_lock);
+	return ret;
+}
+
+int compact_for_order(struct mm_pool *pool, unsigned int order, bool direct)
+{
+	struct compact_control *cc = calloc(1, sizeof(*cc));
+	enum mm_compact_result ret;
+
+	if (!cc)
+		return COMPACT_SKIPPED;
+	pthread_mutex_lock(&pool->compact_lock);
+	mm_drain_all(pool);
+	pthread_mutex_lock(&pool->lock);
+	ret = direct ? __compaction_suitable(pool, order) : COMPACT_COMPLETE;
+	if (direct)
+		pool->counters.compact_stall++;
+	cc->pool = pool;
+	cc->order = order;
+	cc->direct = direct;
+	cc->migrate_pb = direct ? pool->compact_migrate_pb : 0;
+	cc->free_pb = direct ? pool->compact_free_pb : pool->nr_pageblocks;
+	if (!direct)
+		__reset_skip_hints(pool);
+	pthread_mutex_unlock(&pool->lock);
+
+	if (ret == COMPACT_COMPLETE) {
+		ret = compact_zone(cc);
+		/* a sweep that started halfway gets one more from the bottom */
+		if (ret == COMPACT_COMPLETE && direct && cc->migrate_pb &&
+		    cc->migrate_pb < pool->nr_pageblocks) {
+			cc->migrate_pb = 0;
+			cc->free_pb = pool->nr_pageblocks;
+			ret = compact_zone(cc);
+		}
+	}
+	pthread_mutex_lock(&pool->lock);
+	if (direct && ret == COMPACT_SUCCESS)
+		pool->counters.compact_success++;
+	else if (direct)
+		pool->counters.compact_fail++;
+	pthread_mutex_unlock(&pool->lock);
+	pthread_mutex_unlock(&pool->compact_lock);
+	free(cc);
+	return ret;
+}
+
+enum mm_compact_result mm_compact(struct mm_pool *pool, unsigned int order)
+{
+	if (order >= MM_MAX_ORDER)
+		return COMPACT_SKIPPED;
+	return compact_for_order(pool, order, true);
+}
+
+void mm_compact_all(struct mm_pool *pool)
+{
+	struct compact_control *cc = calloc(1, sizeof(*cc));
+
+	if (!cc)
+		return;
+	pthread_mutex_lock(&pool->compact_lock);
+	mm_drain_all(pool);
+	pthread_mutex_lock(&pool->lock);
+	cc->pool = pool;
+	cc->order = MM_PAGEBLOCK_ORDER;
+	cc->free_pb = pool->nr_pageblocks;
+	cc->target_score = 0;
+	__reset_skip_hints(pool);
+	pthread_mutex_unlock(&pool->lock);
+	compact_zone(cc);
+	pthread_mutex_unlock(&pool->compact_lock);
+	free(cc);
+}
+
+double mm_fragmentation_score(const struct mm_stats *st)
+{
+	return 100.0 * mm_unusable_index(st, MM_PAGEBLOCK_ORDER);
+}
+
+/* Proactive compaction: kcompactd. */
+struct kcompactd {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;
+	unsigned int target;
+	unsigned int interval_ms;
+};
+
+static void *kcompactd_fn(void *arg)
+{
+	struct mm_pool *pool = arg;
+	struct kcompactd *k = pool->kcompactd;
+
+	pthread_mutex_lock(&k->lock);
+	while (!k->stop) {
+		struct timespec ts;
+		double score;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += k->interval_ms / 1000;
+		ts.tv_nsec += (long)(k->interval_ms % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&k->cond, &k->lock, &ts);
+		if (k->stop)
+			break;
+		pthread_mutex_unlock(&k->lock);
+		pthread_mutex_lock(&pool->lock);
+		score = 100.0 * __unusable_index(pool, MM_PAGEBLOCK_ORDER);
+		if (score > k->target + 10.0)
+			pool->counters.kcompactd_wake++;
+		pthread_mutex_unlock(&pool->lock);
+		if (score > k->target + 10.0) {
+			struct compact_control *cc = calloc(1, sizeof(*cc));
+
+			if (cc) {
+				pthread_mutex_lock(&pool->compact_lock);
+				mm_drain_all(pool);
+				pthread_mutex_lock(&pool->lock);
+				cc->pool = pool;
+				cc->order = MM_PAGEBLOCK_ORDER;
+				cc->target_score = k->target;
+				cc->free_pb = pool->nr_pageblocks;
+				__reset_skip_hints(pool);
+				pthread_mutex_unlock(&pool->lock);
+				compact_zone(cc);
+				pthread_mutex_unlock(&pool->compact_lock);
+				free(cc);
+			}
+		}
+		pthread_mutex_lock(&k->lock);
+	}
+	pthread_mutex_unlock(&k->lock);
+	return NULL;
+}
+
+int mm_kcompactd_start(struct mm_pool *pool, unsigned int target,
+		       unsigned int interval_ms)
+{
+	struct kcompactd *k;
+	int ret;
+
+	if (pool->kcompactd || target > 100 || !interval_ms)
+		return -EINVAL;
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	pthread_mutex_init(&k->lock, NULL);
+	pthread_cond_init(&k->cond, NULL);
+	k->target = target;
+	k->interval_ms = interval_ms;
+	pool->kcompactd = k;
+	ret = -pthread_create(&k->thread, NULL, kcompactd_fn, pool);
+	if (ret) {
+		pool->kcompactd = NULL;
+		free(k);
+	}
+	return ret;
+}
+
+void mm_kcompactd_stop(struct mm_pool *pool)
+{
+	struct kcompactd *k = pool->kcompactd;
+
+	if (!k)
+		return;
+	pthread_mutex_lock(&k->lock);
+	k->stop = true;
+	pthread_cond_signal(&k->cond);
+	pthread_mutex_unlock(&k->lock);
+	pthread_join(k->thread, NULL);
+	pool->kcompactd = NULL;
+	free(k);
+}

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Lumpy reclaim (Whitcroft): when a request of order N fails, take the
+ * victim at the tail of an LRU as usual, but also free everything else in
+ * the victim's aligned order-N neighbourhood, so that one reclaim pass
+ * yields one whole block instead of N scattered pages. Neighbours are
+ * reclaimed when their owner can give them back, migrated out when it can
+ * move them; one unmovable or pinned neighbour spoils the lump.
+ *
+ * While a lump is worked on, its free pieces are held out of the buddy
+ * lists, so migration targets land outside it and no other allocation
+ * slips into the block being assembled.
+ */
+#include <stdlib.h>
+
+#include "mm/internal.h"
+
+#define LUMPY_MAX_VICTIMS	8
+
+struct lump {
+	uint64_t base;
+	unsigned int order;
+	uint32_t *heads, nr_heads;
+	struct { uint32_t pfn; uint8_t order; } *pieces;
+	uint32_t nr_pieces;
+};
+
+static uint32_t __pick_victim(struct mm_pool *pool, enum mm_migratetype mt)
+{
+	static const enum mm_migratetype order_of_types[MIGRATE_TYPES][MIGRATE_TYPES] = {
+		[MIGRATE_UNMOVABLE] = { MIGRATE_RECLAIMABLE, MIGRATE_MOVABLE, MIGRATE_UNMOVABLE },
+		[MIGRATE_RECLAIMABLE] = { MIGRATE_RECLAIMABLE, MIGRATE_MOVABLE, MIGRATE_UNMOVABLE },
+		[MIGRATE_MOVABLE] = { MIGRATE_MOVABLE, MIGRATE_RECLAIMABLE, MIGRATE_UNMOVABLE },
+	};
+
+	for (int i = 0; i < MIGRATE_TYPES; i++) {
+		for (int active = 0; active < 2; active++) {
+			struct frame_list *l = &pool->lru[order_of_types[mt][i]][active];
+			uint32_t pfn = l->tail;
+
+			if (pfn == NIL)
+				continue;
+			/* rotate it, so the next attempt looks at another lump */
+			list_del(pool, l, pfn);
+			list_add(pool, l, pfn);
+			return pfn;
+		}
+	}
+	return NIL;
+}
+
+/*
+ * Look over the lump under the pool lock: collect its allocated heads,
+ * false if one cannot go or spills over the lump's edge.
+ */
+static bool __survey_lump(struct mm_pool *pool, struct lump *l)
+{
+	uint64_t pfn = l->base, end = l->base + (1UL << l->order);
+
+	l->nr_heads = 0;
+	while (pfn < end) {
+		const struct mm_frame *f = &pool->frames[pfn];
+		uint8_t state = frame_state(f);
+
+		if (state == MM_FRAME_ALLOC) {
+			if (pfn + (1UL << f->order) > end ||
+			    (frame_flags(f) & F_ISOLATED) || !__block_is_movable(pool, pfn))
+				return false;
+			l->heads[l->nr_heads++] = (uint32_t)pfn;
+			pfn += 1UL << f->order;
+		} else if (state == MM_FRAME_FREE) {
+			if (pfn + (1UL << f->order) > end)
+				return false;
+			pfn += 1UL << f->order;
+		} else if (state == MM_FRAME_PCP) {
+			return false;
+		} else {
+			pfn++;
+		}
+	}
+	return true;
+}
+
+static void __hold_free_pieces(struct mm_pool *pool, struct lump *l)
+{
+	uint64_t pfn = l->base, end = l->base + (1UL << l->order);
+
+	l->nr_pieces = 0;
+	while (pfn < end) {
+		struct mm_frame *f = &pool->frames[pfn];
+		unsigned int order = f->order;
+
+		if (frame_state(f) != MM_FRAME_FREE) {
+			pfn += frame_state(f) == MM_FRAME_ALLOC ? 1UL << order : 1;
+			continue;
+		}
+		__del_free_block(pool, pfn);
+		set_frame_state(f, MM_FRAME_ALLOC | F_ISOLATED);
+		f->order = order;
+		f->owner = MM_NO_OWNER;
+		l->pieces[l->nr_pieces].pfn = (uint32_t)pfn;
+		l->pieces[l->nr_pieces++].order = order;
+		pfn += 1UL << order;
+	}
+}
+
+static void __release_free_pieces(struct mm_pool *pool, struct lump *l)
+{
+	for (uint32_t i = 0; i < l->nr_pieces; i++) {
+		set_frame_state(&pool->frames[l->pieces[i].pfn], MM_FRAME_ALLOC);
+		__free_one_page(pool, l->pieces[i].pfn, l->pieces[i].order);
+	}
+	l->nr_pieces = 0;
+}
+
+/* A migration target outside the lump, isolated; -1 when there is none. */
+static long __target_outside(struct mm_pool *pool, struct lump *l,
+			     unsigned int order)
+{
+	long t = __rmqueue(pool, order, MIGRATE_MOVABLE);
+	struct mm_frame *f;
+
+	if (t < 0)
+		return -1;
+	f = &pool->frames[t];
+	set_frame_state(f, MM_FRAME_ALLOC | F_ISOLATED);
+	f->order = order;
+	f->owner = MM_NO_OWNER;
+	if ((uint64_t)t >= l->base && (uint64_t)t < l->base + (1UL << l->order)) {
+		set_frame_state(f, MM_FRAME_ALLOC);
+		__free_one_page(pool, t, order);
+		return -1;
+	}
+	return t;
+}
+
+/* Free one neighbour: reclaim it if its owner can, else migrate it out. */
+static bool clear_neighbour(struct mm_pool *pool, struct lump *l, uint64_t pfn)
+{
+	const struct mm_owner *o;
+	unsigned int order;
+	long target;
+
+	pthread_mutex_lock(&pool->lock);
+	o = __owner_of(pool, pool->frames[pfn].owner);
+	order = pool->frames[pfn].order;
+	if (frame_state(&pool->frames[pfn]) != MM_FRAME_ALLOC) {
+		pthread_mutex_unlock(&pool->lock);
+		return true;	/* its owner freed it meanwhile */
+	}
+	if (o && o->ops->reclaim) {
+		pthread_mutex_unlock(&pool->lock);
+		if (reclaim_block(pool, pfn))
+			return false;
+		pool->counters.lumpy_reclaimed += 1UL << order;
+		return true;
+	}
+	if (!__isolate_block(pool, pfn)) {
+		pthread_mutex_unlock(&pool->lock);
+		return false;
+	}
+	target = __target_outside(pool, l, order);
+	if (target < 0) {
+		frame_clear_flags(&pool->frames[pfn], F_ISOLATED);
+		if (frame_flags(&pool->frames[pfn]) & F_FREED)
+			__free_allocated(pool, pfn);
+		pthread_mutex_unlock(&pool->lock);
+		return false;
+	}
+	pthread_mutex_unlock(&pool->lock);
+	if (migrate_block(pool, pfn, target))
+		return false;
+	pool->counters.lumpy_migrated += 1UL << order;
+	return true;
+}
+
+static bool try_lump(struct mm_pool *pool, struct lump *l)
+{
+	bool ok;
+
+	pthread_mutex_lock(&pool->lock);
+	ok = __survey_lump(pool, l);
+	if (ok)
+		__hold_free_pieces(pool, l);
+	pthread_mutex_unlock(&pool->lock);
+	for (uint32_t i = 0; ok && i < l->nr_heads; i++)
+		ok = clear_neighbour(pool, l, l->heads[i]);
+	pthread_mutex_lock(&pool->lock);
+	__release_free_pieces(pool, l);
+	ok = ok && frame_state(&pool->frames[l->base]) == MM_FRAME_FREE &&
+	     pool->frames[l->base].order >= l->order;
+	pthread_mutex_unlock(&pool->lock);
+	return ok;
+}
+
+bool lumpy_reclaim(struct mm_pool *pool, unsigned int order,
+		   enum mm_migratetype mt)
+{
+	struct lump l = { .order = order };
+	bool ok = false;
+
+	l.heads = malloc(sizeof(*l.heads) << order);
+	l.pieces = malloc(sizeof(*l.pieces) << order);
+	if (!l.heads || !l.pieces)
+		goto out;
+	pthread_rwlock_rdlock(&pool->owners_lock);
+	for (int v = 0; v < LUMPY_MAX_VICTIMS && !ok; v++) {
+		uint32_t victim;
+
+		pthread_mutex_lock(&pool->lock);
+		pool->counters.lumpy_attempt++;
+		victim = __pick_victim(pool, mt);
+		pthread_mutex_unlock(&pool->lock);
+		if (victim == NIL)
+			break;
+		l.base = victim & ~((1UL << order) - 1);
+		if (l.base + (1UL << order) > pool->nr_frames)
+			continue;
+		ok = try_lump(pool, &l);
+	}
+	if (ok) {
+		pthread_mutex_lock(&pool->lock);
+		pool->counters.lumpy_success++;
+		pthread_mutex_unlock(&pool->lock);
+	}
+	pthread_rwlock_unlock(&pool->owners_lock);
+out:
+	free(l.heads);
+	free(l.pieces);
+	return ok;
+}

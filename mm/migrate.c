@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Moving or taking back one allocated block through its owner, the way
+ * Linux's migrate_pages() works through callbacks: the allocator never
+ * copies memory itself.
+ *
+ * A block is isolated first (F_ISOLATED, set by compare-and-swap against
+ * a lock-free free from a per-thread list), then the owner's callback
+ * runs without the pool lock. If the owner frees the block meanwhile, the
+ * free is recorded (F_FREED) and carried out when the callback returns,
+ * so neither side ever sees the block vanish under it.
+ */
+#include <errno.h>
+
+#include "mm/internal.h"
+
+bool __isolate_block(struct mm_pool *pool, uint64_t pfn)
+{
+	struct mm_frame *f = &pool->frames[pfn];
+
+	for (;;) {
+		uint8_t old = __atomic_load_n(&f->state, __ATOMIC_RELAXED);
+
+		if ((old & F_STATE_MASK) != MM_FRAME_ALLOC ||
+		    (old & (F_ISOLATED | F_PINNED)))
+			return false;
+		if (frame_cmpxchg(f, old, old | F_ISOLATED))
+			return true;
+	}
+}
+
+/* Movable: allocated, not unmovable, not pinned, its owner can migrate. */
+bool __block_is_movable(struct mm_pool *pool, uint64_t pfn)
+{
+	const struct mm_frame *f = &pool->frames[pfn];
+	const struct mm_owner *o;
+
+	if (frame_state(f) != MM_FRAME_ALLOC || (frame_flags(f) & F_PINNED) ||
+	    f->mt == MIGRATE_UNMOVABLE)
+		return false;
+	o = __owner_of(pool, f->owner);
+	return o && o->ops && (o->ops->migrate || o->ops->reclaim);
+}
+
+void __free_allocated(struct mm_pool *pool, uint64_t pfn)
+{
+	struct mm_frame *f = &pool->frames[pfn];
+
+	__lru_del(pool, pfn);
+	set_frame_state(f, MM_FRAME_ALLOC);
+	f->pins = 0;
+	__free_one_page(pool, pfn, f->order);
+}
+
+/* The callback failed or the block went away: undo the isolation. */
+static void __putback(struct mm_pool *pool, uint64_t pfn)
+{
+	struct mm_frame *f = &pool->frames[pfn];
+
+	if (frame_flags(f) & F_FREED) {
+		pool->counters.deferred_frees++;
+		__free_allocated(pool, pfn);
+		return;
+	}
+	frame_clear_flags(f, F_ISOLATED);
+}
+
+static void __migration_done(struct mm_pool *pool, uint64_t pfn,
+			     uint64_t target)
+{
+	struct mm_frame *f = &pool->frames[pfn], *t = &pool->frames[target];
+	uint8_t flags = frame_flags(f);
+
+	set_frame_state(t, MM_FRAME_ALLOC);
+	if (flags & F_LRU) {
+		__lru_del(pool, pfn);
+		__lru_add(pool, target);
+		if (flags & F_ACTIVE) {
+			list_del(pool, &pool->lru[t->mt][0], target);
+			frame_set_flags(t, F_ACTIVE);
+			list_add(pool, &pool->lru[t->mt][1], target);
+		}
+	}
+	if (flags & F_FREED) {
+		pool->counters.deferred_frees++;
+		__free_allocated(pool, target);
+	}
+	__free_allocated(pool, pfn);
+	pool->counters.pgmigrate_success += 1UL << t->order;
+}
+
+/*
+ * Move the isolated block at @pfn into @target, an isolated free block of
+ * the same order. Returns 0, or the owner's error (the block stays).
+ */
+int migrate_block(struct mm_pool *pool, uint64_t pfn, uint64_t target)
+{
+	struct mm_frame *f = &pool->frames[pfn], *t = &pool->frames[target];
+	const struct mm_owner *o;
+	unsigned int order;
+	int ret = -EPERM;
+
+	pthread_rwlock_rdlock(&pool->owners_lock);
+	pthread_mutex_lock(&pool->lock);
+	o = __owner_of(pool, f->owner);
+	order = f->order;
+	t->order = order;
+	t->mt = f->mt;
+	t->owner = f->owner;
+	pthread_mutex_unlock(&pool->lock);
+
+	if (o && o->ops && o->ops->migrate)
+		ret = o->ops->migrate(o->priv, pfn, target, order);
+
+	pthread_mutex_lock(&pool->lock);
+	if (ret == 0) {
+		__migration_done(pool, pfn, target);
+	} else {
+		set_frame_state(t, MM_FRAME_ALLOC);
+		t->owner = MM_NO_OWNER;
+		__free_one_page(pool, target, order);
+		__putback(pool, pfn);
+		pool->counters.pgmigrate_fail += 1UL << order;
+	}
+	pthread_mutex_unlock(&pool->lock);
+	pthread_rwlock_unlock(&pool->owners_lock);
+	return ret;
+}
+
+/* Ask the owner to give the block at @pfn up; 0 when it is free now. */
+int reclaim_block(struct mm_pool *pool, uint64_t pfn)
+{
+	struct mm_frame *f = &pool->frames[pfn];
+	const struct mm_owner *o;
+	unsigned int order;
+	int ret = -EPERM;
+
+	pthread_rwlock_rdlock(&pool->owners_lock);
+	pthread_mutex_lock(&pool->lock);
+	o = __owner_of(pool, f->owner);
+	if (!o || !o->ops || !o->ops->reclaim || f->mt == MIGRATE_UNMOVABLE ||
+	    !__isolate_block(pool, pfn)) {
+		pthread_mutex_unlock(&pool->lock);
+		pthread_rwlock_unlock(&pool->owners_lock);
+		return -EBUSY;
+	}
+	order = f->order;
+	pthread_mutex_unlock(&pool->lock);
+
+	ret = o->ops->reclaim(o->priv, pfn, order);
+
+	pthread_mutex_lock(&pool->lock);
+	if (ret == 0) {
+		__free_allocated(pool, pfn);
+		pool->counters.reclaim_success++;
+	} else {
+		bool freed = frame_flags(f) & F_FREED;
+
+		__putback(pool, pfn);
+		if (!freed && !(frame_flags(f) & F_LRU))
+			__lru_add(pool, pfn);
+		pool->counters.reclaim_fail++;
+	}
+	pthread_mutex_unlock(&pool->lock);
+	pthread_rwlock_unlock(&pool->owners_lock);
+	return ret;
+}

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Owners of allocations, pins, and the LRU lists that reclaim walks.
+ *
+ * Only blocks whose owner can reclaim them sit on an LRU: one list pair
+ * (inactive, active) per migratetype. New blocks start inactive; a touch
+ * promotes them; reclaim takes from the inactive tail and, when the
+ * inactive list runs short, ages the active tail down, as Linux's
+ * two-list LRU does.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "mm/internal.h"
+
+int mm_owner_register(struct mm_pool *pool, const struct mm_owner_ops *ops,
+		      void *priv, uint32_t *id)
+{
+	struct mm_owner *o;
+
+	pthread_rwlock_wrlock(&pool->owners_lock);
+	o = realloc(pool->owners, (pool->nr_owners + 1) * sizeof(*o));
+	if (!o) {
+		pthread_rwlock_unlock(&pool->owners_lock);
+		return -ENOMEM;
+	}
+	pool->owners = o;
+	o[pool->nr_owners] = (struct mm_owner){ ops, priv, true };
+	*id = ++pool->nr_owners;
+	pthread_rwlock_unlock(&pool->owners_lock);
+	return 0;
+}
+
+void mm_owner_unregister(struct mm_pool *pool, uint32_t id)
+{
+	pthread_rwlock_wrlock(&pool->owners_lock);
+	if (id >= 1 && id <= pool->nr_owners)
+		pool->owners[id - 1].live = false;
+	pthread_rwlock_unlock(&pool->owners_lock);
+}
+
+/* Caller holds owners_lock (read is enough). NULL: no callbacks. */
+const struct mm_owner *__owner_of(struct mm_pool *pool, uint32_t id)
+{
+	if (id < 1 || id > pool->nr_owners || !pool->owners[id - 1].live)
+		return NULL;
+	return &pool->owners[id - 1];
+}
+
+bool owner_has_reclaim(struct mm_pool *pool, uint32_t id)
+{
+	const struct mm_owner *o;
+	bool ret;
+
+	if (id == MM_NO_OWNER)
+		return false;
+	pthread_rwlock_rdlock(&pool->owners_lock);
+	o = __owner_of(pool, id);
+	ret = o && o->ops && o->ops->reclaim;
+	pthread_rwlock_unlock(&pool->owners_lock);
+	return ret;
+}
+
+static struct frame_list *lru_of(struct mm_pool *pool, const struct mm_frame *f)
+{
+	return &pool->lru[f->mt][!!(frame_flags(f) & F_ACTIVE)];
+}
+
+void __lru_add(struct mm_pool *pool, uint64_t pfn)
+{
+	struct mm_frame *f = &pool->frames[pfn];
+
+	frame_clear_flags(f, F_ACTIVE);
+	frame_set_flags(f, F_LRU);
+	list_add(pool, lru_of(pool, f), pfn);
+}
+
+void __lru_del(struct mm_pool *pool, uint64_t pfn)
+{
+	struct mm_frame *f = &pool->frames[pfn];
+
+	if (!(frame_flags(f) & F_LRU))
+		return;
+	list_del(pool, lru_of(pool, f), pfn);
+	frame_clear_flags(f, F_LRU | F_ACTIVE);
+}
+
+void mm_touch(struct mm_pool *pool, uint64_t frame)
+{
+	struct mm_frame *f;
+
+	if (frame >= pool->nr_frames)
+		return;
+	f = &pool->frames[frame];
+	pthread_mutex_lock(&pool->lock);
+	if ((frame_flags(f) & (F_LRU | F_ACTIVE)) == F_LRU) {
+		list_del(pool, lru_of(pool, f), frame);
+		frame_set_flags(f, F_ACTIVE);
+		list_add(pool, lru_of(pool, f), frame);
+	}
+	pthread_mutex_unlock(&pool->lock);
+}
+
+static int __allocated_head(struct mm_pool *pool, uint64_t frame)
+{
+	if (frame >= pool->nr_frames ||
+	    frame_state(&pool->frames[frame]) != MM_FRAME_ALLOC)
+		return -EINVAL;
+	return 0;
+}
+
+int mm_pin(struct mm_pool *pool, uint64_t frame)
+{
+	struct mm_frame *f;
+	int ret;
+
+	pthread_mutex_lock(&pool->lock);
+	ret = __allocated_head(pool, frame);
+	f = &pool->frames[ret ? 0 : frame];
+	if (!ret && (frame_flags(f) & F_ISOLATED))
+		ret = -EAGAIN;
+	else if (!ret && f->pins == UINT8_MAX)
+		ret = -EOVERFLOW;
+	if (!ret && f->pins++ == 0)
+		frame_set_flags(f, F_PINNED);
+	pthread_mutex_unlock(&pool->lock);
+	return ret;
+}
+
+int mm_unpin(struct mm_pool *pool, uint64_t frame)
+{
+	struct mm_frame *f;
+	int ret;
+
+	pthread_mutex_lock(&pool->lock);
+	ret = __allocated_head(pool, frame);
+	f = &pool->frames[ret ? 0 : frame];
+	if (!ret && !f->pins)
+		ret = -EINVAL;
+	if (!ret && --f->pins == 0)
+		frame_clear_flags(f, F_PINNED);
+	pthread_mutex_unlock(&pool->lock);
+	return ret;
+}
+
+/* Move the active tail down when the inactive list is the shorter. */
+static void __age_active(struct mm_pool *pool, int t)
+{
+	struct frame_list *inactive = &pool->lru[t][0], *active = &pool->lru[t][1];
+
+	while (active->count > inactive->count) {
+		uint32_t pfn = active->tail;
+		struct mm_frame *f = &pool->frames[pfn];
+
+		list_del(pool, active, pfn);
+		frame_clear_flags(f, F_ACTIVE);
+		list_add(pool, inactive, pfn);
+	}
+}
+
+static uint32_t __lru_tail(struct mm_pool *pool, unsigned int mask)
+{
+	for (int t = 0; t < MIGRATE_TYPES; t++) {
+		uint32_t pfn;
+
+		if (!(mask & (1U << t)))
+			continue;
+		__age_active(pool, t);
+		pfn = pool->lru[t][0].tail;
+		if (pfn != NIL)
+			return pfn;
+	}
+	return NIL;
+}
+
+uint64_t mm_shrink(struct mm_pool *pool, uint64_t pages, unsigned int mask)
+{
+	uint64_t done = 0, tries = 0;
+
+	while (done < pages && tries++ < pages + 64) {
+		uint32_t pfn;
+		unsigned int order;
+
+		pthread_mutex_lock(&pool->lock);
+		pfn = __lru_tail(pool, mask);
+		order = pfn == NIL ? 0 : pool->frames[pfn].order;
+		/* off the list while we try, so a failure does not retry it */
+		if (pfn != NIL)
+			__lru_del(pool, pfn);
+		pthread_mutex_unlock(&pool->lock);
+		if (pfn == NIL)
+			break;
+		if (reclaim_block(pool, pfn) == 0)
+			done += 1UL << order;
+	}
+	return done;
+}
