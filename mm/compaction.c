@@ -172,12 +172,16 @@ static long __get_target(struct compact_control *cc, unsigned int order)
 	struct isolated *best = NULL;
 	uint32_t pfn;
 
-	for (int pass = 0; pass < 2 && !best; pass++) {
+	for (;;) {
 		for (unsigned int i = 0; i < cc->nr_free; i++)
 			if (cc->free[i].order >= order &&
 			    (!best || cc->free[i].order < best->order))
 				best = &cc->free[i];
-		if (!best && (pass || !__isolate_freepages(cc)))
+		if (best)
+			break;
+		/* the pieces held are too small: scan further down */
+		if (cc->nr_free >= CC_MAX_FREE - MM_PAGEBLOCK_PAGES ||
+		    !__isolate_freepages(cc))
 			return -1;
 	}
 	pfn = best->pfn;
@@ -209,8 +213,10 @@ static void __release_freepages(struct compact_control *cc)
  * cannot move (unmovable, pinned, no owner callbacks): then emptying the
  * block is hopeless and it is marked to be skipped.
  */
+static bool owner_reclaims(struct mm_pool *pool, uint32_t owner);
+
 static bool __collect_movable(struct mm_pool *pool, uint64_t pb, uint32_t *heads,
-			      unsigned int *nr)
+			      unsigned int *nr, bool reclaim_only)
 {
 	uint64_t pfn = pb << MM_PAGEBLOCK_ORDER, end = pfn + MM_PAGEBLOCK_PAGES;
 
@@ -224,6 +230,8 @@ static bool __collect_movable(struct mm_pool *pool, uint64_t pb, uint32_t *heads
 			if (!__block_is_movable(pool, pfn) || f->order >= MM_PAGEBLOCK_ORDER ||
 			    (frame_flags(f) & F_ISOLATED))
 				return false;
+			if (reclaim_only && !owner_reclaims(pool, f->owner))
+				return false;
 			heads[(*nr)++] = (uint32_t)pfn;
 		}
 		pfn += state == MM_FRAME_ALLOC || state == MM_FRAME_FREE ?
@@ -233,21 +241,26 @@ static bool __collect_movable(struct mm_pool *pool, uint64_t pb, uint32_t *heads
 	return true;
 }
 
-static bool owner_migrates(struct mm_pool *pool, uint32_t owner)
+static bool owner_reclaims(struct mm_pool *pool, uint32_t owner)
 {
 	const struct mm_owner *o = __owner_of(pool, owner);
 
-	return o && o->ops && o->ops->migrate;
+	return o && o->ops && o->ops->reclaim;
 }
 
-/* Move one block out of the way: migrate it, or have it reclaimed. */
+/*
+ * Move one block out of the way. A block its owner can give back is
+ * reclaimed rather than migrated: that costs no copy and no target, and
+ * it is how a pageblock of reclaimable memory (caches, pages the guest
+ * reported free) is emptied at all, since no movable target may sit in it.
+ */
 static enum pb_result move_one(struct compact_control *cc, uint64_t pfn)
 {
 	struct mm_pool *pool = cc->pool;
 	long target;
 
 	pthread_mutex_lock(&pool->lock);
-	if (!owner_migrates(pool, pool->frames[pfn].owner)) {
+	if (owner_reclaims(pool, pool->frames[pfn].owner)) {
 		pthread_mutex_unlock(&pool->lock);
 		return reclaim_block(pool, pfn) ? PB_FAILED : PB_DONE;
 	}
@@ -272,7 +285,8 @@ static enum pb_result move_one(struct compact_control *cc, uint64_t pfn)
 	return migrate_block(pool, pfn, target) ? PB_FAILED : PB_DONE;
 }
 
-static enum pb_result compact_pageblock(struct compact_control *cc, uint64_t pb)
+static enum pb_result compact_pageblock(struct compact_control *cc, uint64_t pb,
+					bool reclaim_only)
 {
 	struct mm_pool *pool = cc->pool;
 	uint32_t heads[MM_PAGEBLOCK_PAGES];
@@ -284,8 +298,8 @@ static enum pb_result compact_pageblock(struct compact_control *cc, uint64_t pb)
 		pthread_mutex_unlock(&pool->lock);
 		return PB_UNSUITABLE;
 	}
-	ok = __collect_movable(pool, pb, heads, &nr);
-	if (!ok)
+	ok = __collect_movable(pool, pb, heads, &nr, reclaim_only);
+	if (!ok && !reclaim_only)
 		set_pageblock_skip(pool, pb, true);
 	pthread_mutex_unlock(&pool->lock);
 	if (!ok)
@@ -322,18 +336,26 @@ static void __reset_skip_hints(struct mm_pool *pool)
 	pool->compact_free_pb = pool->nr_pageblocks;
 }
 
-/* One sweep: returns SUCCESS as soon as the goal is met. */
+/*
+ * One sweep: returns SUCCESS as soon as the goal is met. Past the point
+ * where the scanners meet, pageblocks that reclaim alone can empty are
+ * still worth a look: they need no targets.
+ */
 static enum mm_compact_result compact_zone(struct compact_control *cc)
 {
 	struct mm_pool *pool = cc->pool;
 	enum mm_compact_result ret = COMPACT_COMPLETE;
 
 	pthread_rwlock_rdlock(&pool->owners_lock);
-	while (cc->migrate_pb < cc->free_pb) {
-		enum pb_result r = compact_pageblock(cc, cc->migrate_pb);
+	while (cc->migrate_pb < pool->nr_pageblocks) {
+		bool reclaim_only = cc->migrate_pb >= cc->free_pb;
+		enum pb_result r = compact_pageblock(cc, cc->migrate_pb, reclaim_only);
 
-		if (r == PB_NO_TARGETS)
-			break;
+		if (r == PB_NO_TARGETS) {
+			/* no more targets: from here on, reclaim only */
+			cc->free_pb = cc->migrate_pb;
+			continue;
+		}
 		cc->migrate_pb++;
 		if (r == PB_DONE && cc_finished(cc)) {
 			ret = COMPACT_SUCCESS;
@@ -375,7 +397,15 @@ int compact_for_order(struct mm_pool *pool, unsigned int order, bool direct)
 		__reset_skip_hints(pool);
 	pthread_mutex_unlock(&pool->lock);
 
-	if (ret == COMPACT_COMPLETE) {
+	if (ret == COMPACT_SKIPPED) {
+		/*
+		 * Too little free memory to migrate into: what reclaim alone can
+		 * empty is all there is to gain (Linux reclaims, then compacts).
+		 */
+		cc->migrate_pb = cc->free_pb = 0;
+		if (compact_zone(cc) == COMPACT_SUCCESS)
+			ret = COMPACT_SUCCESS;
+	} else if (ret == COMPACT_COMPLETE) {
 		ret = compact_zone(cc);
 		/* a sweep that started halfway gets one more from the bottom */
 		if (ret == COMPACT_COMPLETE && direct && cc->migrate_pb &&

@@ -176,8 +176,9 @@ static uint32_t __lru_tail(struct mm_pool *pool, unsigned int mask)
 uint64_t mm_shrink(struct mm_pool *pool, uint64_t pages, unsigned int mask)
 {
 	uint64_t done = 0, tries = 0;
+	uint64_t limit = pages > UINT64_MAX - 64 ? UINT64_MAX : pages + 64;
 
-	while (done < pages && tries++ < pages + 64) {
+	while (done < pages && tries++ < limit) {
 		uint32_t pfn;
 		unsigned int order;
 

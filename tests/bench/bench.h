@@ -12,7 +12,18 @@ struct frag_opts {
 	uint64_t seed;
 	const char *profile;	/* built-in workload, when no trace */
 	const char *trace;	/* trace file to replay instead */
+	bool live;		/* movable stays live; then order-9 requests */
+	bool gupta;		/* Gupta's test instead of a load */
 };
+
+/* A policy of the allocator, as the benchmark names it. */
+struct frag_policy {
+	const char *name;
+	bool grouping;
+	unsigned int flags;	/* MM_POLICY_* */
+};
+
+const struct frag_policy *frag_policy_find(const char *name);
 
 struct frag_result {
 	const char *policy;
@@ -29,16 +40,27 @@ struct frag_result {
 	uint64_t events;
 	uint64_t alloc_failed;
 	double seconds;
+	/* --live and --gupta */
+	uint64_t blocks;		/* order-9 blocks handed out / yielded */
+	uint64_t blocks_possible;	/* gupta: what the kept pages allow */
+	uint64_t free_before_pages;
+	uint64_t reclaimed_pages;
+	uint64_t migrated_pages;
+	uint64_t corrupted_bytes;
+	double ms_per_block;
+	uint64_t claim_blocks;
+	uint64_t compact_stall;
+	uint64_t lumpy_success;
 };
 
 /*
- * Run the load with grouping on or off and measure it "at rest": every
- * MOVABLE and RECLAIMABLE allocation freed, UNMOVABLE ones kept.
- * Returns 0, or -errno with a message in @err.
+ * Run the load under @policy and measure it "at rest": by default every
+ * MOVABLE and RECLAIMABLE allocation freed, UNMOVABLE ones kept; with
+ * o->live, movable memory stays in use and order-9 blocks are requested
+ * until one fails. Returns 0, or -errno with a message in @err.
  */
 int bench_frag_measure(const struct frag_opts *o, const char *policy,
-		       bool grouping, struct frag_result *res, char *err,
-		       size_t errlen);
+		       struct frag_result *res, char *err, size_t errlen);
 
 int cmd_bench_frag(int argc, char **argv);
 int cmd_bench_alloc(int argc, char **argv);

@@ -105,11 +105,109 @@ static int open_trace(const struct frag_opts *o, FILE **trace,
 	return 0;
 }
 
-int bench_frag_measure(const struct frag_opts *o, const char *policy,
-		       bool grouping, struct frag_result *res, char *err,
-		       size_t errlen)
+static const struct frag_policy policies[] = {
+	{ "buddy", false, 0 },
+	{ "grouping", true, 0 },
+	{ "grouping+lumpy", true, MM_POLICY_LUMPY },
+	{ "grouping+compaction", true, MM_POLICY_COMPACT },
+	{ "all", true, MM_POLICY_ALL },
+};
+
+#define NR_POLICIES (sizeof(policies) / sizeof(policies[0]))
+
+const struct frag_policy *frag_policy_find(const char *name)
 {
-	struct mm_pool_config cfg = { .grouping = grouping };
+	for (size_t i = 0; i < NR_POLICIES; i++)
+		if (!strcmp(policies[i].name, name))
+			return &policies[i];
+	return NULL;
+}
+
+/*
+ * --live: request 2 MiB MOVABLE blocks until one fails. What counts is
+ * the share of the free memory (plus what reclaim gave back meanwhile)
+ * that left as whole blocks.
+ */
+static void request_huge_blocks(struct mm_pool *pool, struct replay *r,
+				struct frag_result *res)
+{
+	const struct replay_counts *c = replay_counts(r);
+	uint64_t reclaimed0 = c->reclaimed_pages, migrated0 = c->migrated_pages;
+	struct mm_stats st;
+	double t0;
+
+	mm_drain_all(pool);
+	if (mm_stats(pool, &st))
+		return;
+	res->free_before_pages = st.free_pages;
+	t0 = now_seconds();
+	while (mm_alloc(pool, NULL, MM_PAGEBLOCK_ORDER, MIGRATE_MOVABLE, MM_NO_OWNER) >= 0)
+		res->blocks++;
+	res->ms_per_block = res->blocks ?
+		1e3 * (now_seconds() - t0) / (double)res->blocks : 0;
+	res->reclaimed_pages = c->reclaimed_pages - reclaimed0;
+	res->migrated_pages = c->migrated_pages - migrated0;
+	res->huge_allocatable_pct = 100.0 * (double)(res->blocks * MM_PAGEBLOCK_PAGES) /
+		(double)(res->free_before_pages + res->reclaimed_pages);
+}
+
+static void count_mechanisms(struct mm_pool *pool, struct frag_result *res)
+{
+	struct mm_stats st;
+
+	if (mm_stats(pool, &st))
+		return;
+	res->claim_blocks = st.counters.claim_block;
+	res->compact_stall = st.counters.compact_stall;
+	res->lumpy_success = st.counters.lumpy_success;
+	if (!res->migrated_pages)
+		res->migrated_pages = st.counters.pgmigrate_success;
+}
+
+/*
+ * Gupta's test: the whole pool as order-0 movable pages, three quarters of
+ * every 2 MiB chunk freed, then one compaction of everything. The best it
+ * can do is pack the kept quarter into a quarter of the pageblocks.
+ */
+static int run_gupta(struct mm_pool *pool, struct replay *r,
+		     struct frag_result *res, char *err, size_t errlen)
+{
+	uint64_t frames = mm_pool_frames(pool), kept = 0;
+	struct trace_event ev = { .op = TRACE_ALLOC, .mt = MIGRATE_MOVABLE };
+	struct mm_stats st;
+	double t0;
+	int ret = 0;
+
+	for (ev.id = 0; ev.id < frames && !ret; ev.id++)
+		ret = replay_event(r, &ev, err, errlen);
+	ev.op = TRACE_FREE;
+	for (ev.id = 0; ev.id < frames && !ret; ev.id++)
+		if (ev.id % 4)
+			ret = replay_event(r, &ev, err, errlen);
+		else
+			kept++;
+	if (ret)
+		return ret;
+	mm_drain_all(pool);
+	t0 = now_seconds();
+	mm_compact_all(pool);
+	res->ms_per_block = 1e3 * (now_seconds() - t0);
+	ret = mm_stats(pool, &st);
+	for (unsigned int o = MM_PAGEBLOCK_ORDER; o < MM_MAX_ORDER; o++)
+		res->blocks += st.nr_free[o] << (o - MM_PAGEBLOCK_ORDER);
+	res->blocks_possible = st.pageblocks - (kept + MM_PAGEBLOCK_PAGES - 1) / MM_PAGEBLOCK_PAGES;
+	res->free_before_pages = st.free_pages;
+	res->huge_allocatable_pct = 100.0 * (double)res->blocks / (double)res->blocks_possible;
+	res->migrated_pages = replay_counts(r)->migrated_pages;
+	return ret;
+}
+
+int bench_frag_measure(const struct frag_opts *o, const char *policy,
+		       struct frag_result *res, char *err, size_t errlen)
+{
+	const struct frag_policy *p = frag_policy_find(policy);
+	struct mm_pool_config cfg = { 0 };
+	bool live = o->live || o->gupta || (p && p->flags);
 	struct mm_pool *pool = NULL;
 	struct mm_pcp *pcp = NULL;
 	struct replay *r = NULL;
@@ -120,7 +218,13 @@ int bench_frag_measure(const struct frag_opts *o, const char *policy,
 	int ret;
 
 	memset(res, 0, sizeof(*res));
-	res->policy = policy;
+	if (!p) {
+		snprintf(err, errlen, "unknown policy '%s'", policy);
+		return -EINVAL;
+	}
+	res->policy = p->name;
+	cfg.grouping = p->grouping;
+	cfg.policy = p->flags;
 	ret = open_trace(o, &trace, &pool_mib, err, errlen);
 	if (ret)
 		return ret;
@@ -133,9 +237,16 @@ int bench_frag_measure(const struct frag_opts *o, const char *policy,
 	}
 	ret = mm_pcp_create(pool, &pcp);
 	if (!ret)
-		ret = replay_create(pool, pcp, &r);
-	if (!ret)
-		ret = run_load(o, trace, r, mm_pool_frames(pool), err, errlen);
+		ret = replay_create(pool, pcp, live, &r);
+	if (ret) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (o->gupta) {
+		ret = run_gupta(pool, r, res, err, errlen);
+		goto done;
+	}
+	ret = run_load(o, trace, r, mm_pool_frames(pool), err, errlen);
 	if (ret)
 		goto out;
 
@@ -144,13 +255,23 @@ int bench_frag_measure(const struct frag_opts *o, const char *policy,
 	res->mixed_pageblocks = st.mixed_pageblocks;
 	res->events = replay_counts(r)->events;
 	res->alloc_failed = replay_counts(r)->alloc_failed;
-
+	if (o->live) {
+		request_huge_blocks(pool, r, res);
+		ret = mm_stats(pool, &st);
+		res->unmovable_pages = st.allocated_pages[MIGRATE_UNMOVABLE];
+		res->pool_pages = st.frames;
+		goto done;
+	}
 	replay_free_types(r, 1U << MIGRATE_MOVABLE | 1U << MIGRATE_RECLAIMABLE);
 	mm_drain_all(pool);
 	if (!ret)
 		ret = mm_stats(pool, &st);
 	if (!ret)
 		measure_at_rest(&st, res);
+done:
+	count_mechanisms(pool, res);
+	res->corrupted_bytes = replay_counts(r)->corrupted_bytes + replay_verify(r);
+	res->pool_pages = mm_pool_frames(pool);
 	res->seconds = now_seconds() - t0;
 out:
 	replay_destroy(r);
@@ -163,7 +284,8 @@ out:
 
 static json_t *result_json(const struct frag_result *r)
 {
-	return json_pack("{s:s, s:f, s:f, s:I, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:f}",
+	return json_pack("{s:s, s:f, s:f, s:I, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I,"
+			 " s:f, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:I}",
 		"policy", r->policy,
 		"huge_allocatable_pct", r->huge_allocatable_pct,
 		"physical_limit_pct", r->physical_limit_pct,
@@ -176,60 +298,146 @@ static json_t *result_json(const struct frag_result *r)
 		"pageblock_steals", (json_int_t)r->pageblock_steals,
 		"events", (json_int_t)r->events,
 		"alloc_failed", (json_int_t)r->alloc_failed,
-		"seconds", r->seconds);
+		"seconds", r->seconds,
+		"blocks", (json_int_t)r->blocks,
+		"blocks_possible", (json_int_t)r->blocks_possible,
+		"free_before_pages", (json_int_t)r->free_before_pages,
+		"reclaimed_pages", (json_int_t)r->reclaimed_pages,
+		"migrated_pages", (json_int_t)r->migrated_pages,
+		"ms_per_block", r->ms_per_block,
+		"corrupted_bytes", (json_int_t)r->corrupted_bytes,
+		"claim_blocks", (json_int_t)r->claim_blocks,
+		"compact_stall", (json_int_t)r->compact_stall,
+		"lumpy_success", (json_int_t)r->lumpy_success);
+}
+
+static void print_header(const struct frag_opts *o, const struct frag_result *res)
+{
+	printf("gpmm bench frag%s: %s %s, pool %llu MiB, seed %llu\n",
+	       o->gupta ? " --gupta" : o->live ? " --live" : "",
+	       o->trace ? "trace" : "profile",
+	       o->gupta ? "(Gupta: all order-0, 3/4 of each 2 MiB freed)" :
+	       o->trace ? o->trace : (o->profile ? o->profile : "default"),
+	       (unsigned long long)(res[0].pool_pages >> 8),
+	       (unsigned long long)o->seed);
+}
+
+static void print_rest_table(const struct frag_result *res, int n)
+{
+	printf("at rest: movable and reclaimable freed, unmovable kept "
+	       "(%llu pages = %.1f%% of the pool)\n\n",
+	       (unsigned long long)res[0].unmovable_pages,
+	       100.0 * (double)res[0].unmovable_pages / (double)res[0].pool_pages);
+	printf("%-20s %11s %7s %8s %9s %8s %8s %9s %7s %6s %6s %6s\n", "policy",
+	       "huge_alloc%", "limit%", "mixed_pb", "unusable9", "U_blocks",
+	       "fallback", "steals", "claims", "failed", "bad_B", "secs");
+	for (int i = 0; i < n; i++)
+		printf("%-20s %11.2f %7.2f %8llu %9.3f %8llu %8llu %9llu %7llu %6llu %6llu %6.2f\n",
+		       res[i].policy, res[i].huge_allocatable_pct,
+		       res[i].physical_limit_pct,
+		       (unsigned long long)res[i].mixed_pageblocks,
+		       res[i].unusable_index_9,
+		       (unsigned long long)res[i].unmovable_pageblocks,
+		       (unsigned long long)res[i].fallbacks,
+		       (unsigned long long)res[i].pageblock_steals,
+		       (unsigned long long)res[i].claim_blocks,
+		       (unsigned long long)res[i].alloc_failed,
+		       (unsigned long long)res[i].corrupted_bytes, res[i].seconds);
+}
+
+static void print_live_table(const struct frag_result *res, int n)
+{
+	printf("live: movable memory stays in use (patterns checked), reclaimable may be\n"
+	       "reclaimed; then 2 MiB MOVABLE blocks are requested until one fails.\n"
+	       "huge_alloc%% = 2 MiB x blocks / (free before + reclaimed meanwhile)\n\n");
+	printf("%-20s %11s %7s %10s %10s %10s %9s %8s %7s %7s %6s\n", "policy",
+	       "huge_alloc%", "blocks", "free_MiB", "reclm_MiB", "migrated",
+	       "mig/blk", "ms/blk", "stalls", "lumpy", "bad_B");
+	for (int i = 0; i < n; i++)
+		printf("%-20s %11.2f %7llu %10.1f %10.1f %10llu %9.1f %8.3f %7llu %7llu %6llu\n",
+		       res[i].policy, res[i].huge_allocatable_pct,
+		       (unsigned long long)res[i].blocks,
+		       (double)res[i].free_before_pages / 256.0,
+		       (double)res[i].reclaimed_pages / 256.0,
+		       (unsigned long long)res[i].migrated_pages,
+		       res[i].blocks ? (double)res[i].migrated_pages / (double)res[i].blocks : 0.0,
+		       res[i].ms_per_block,
+		       (unsigned long long)res[i].compact_stall,
+		       (unsigned long long)res[i].lumpy_success,
+		       (unsigned long long)res[i].corrupted_bytes);
+}
+
+static void print_gupta_table(const struct frag_result *res, int n)
+{
+	printf("one compaction of the whole pool; possible = pageblocks the kept\n"
+	       "quarter does not need\n\n");
+	printf("%-20s %8s %9s %8s %10s %10s %6s\n", "policy", "blocks", "possible",
+	       "pct", "migrated", "ms", "bad_B");
+	for (int i = 0; i < n; i++)
+		printf("%-20s %8llu %9llu %8.2f %10llu %10.1f %6llu\n", res[i].policy,
+		       (unsigned long long)res[i].blocks,
+		       (unsigned long long)res[i].blocks_possible,
+		       res[i].huge_allocatable_pct,
+		       (unsigned long long)res[i].migrated_pages, res[i].ms_per_block,
+		       (unsigned long long)res[i].corrupted_bytes);
 }
 
 static void print_table(const struct frag_opts *o, const struct frag_result *res,
 			int n)
 {
-	printf("gpmm bench frag: %s %s, pool %llu MiB, seed %llu\n",
-	       o->trace ? "trace" : "profile",
-	       o->trace ? o->trace : (o->profile ? o->profile : "default"),
-	       (unsigned long long)(res[0].pool_pages >> 8),
-	       (unsigned long long)o->seed);
-	printf("at rest: movable and reclaimable freed, unmovable kept "
-	       "(%llu pages = %.1f%% of the pool)\n\n",
-	       (unsigned long long)res[0].unmovable_pages,
-	       100.0 * (double)res[0].unmovable_pages / (double)res[0].pool_pages);
-	printf("%-10s %12s %8s %10s %10s %9s %10s %10s %8s %7s %7s\n", "policy",
-	       "huge_alloc%", "limit%", "mixed_pb", "unusable9", "frag9",
-	       "U_blocks", "fallbacks", "steals", "failed", "secs");
-	for (int i = 0; i < n; i++)
-		printf("%-10s %12.2f %8.2f %10llu %10.3f %9.3f %10llu %10llu %8llu %7llu %7.2f\n",
-		       res[i].policy, res[i].huge_allocatable_pct,
-		       res[i].physical_limit_pct,
-		       (unsigned long long)res[i].mixed_pageblocks,
-		       res[i].unusable_index_9, res[i].fragmentation_index_9,
-		       (unsigned long long)res[i].unmovable_pageblocks,
-		       (unsigned long long)res[i].fallbacks,
-		       (unsigned long long)res[i].pageblock_steals,
-		       (unsigned long long)res[i].alloc_failed, res[i].seconds);
-	if (n == 2 && res[0].huge_allocatable_pct > 0)
-		printf("\nratio grouping/buddy: %.2fx\n",
-		       res[1].huge_allocatable_pct / res[0].huge_allocatable_pct);
+	const struct frag_result *buddy = NULL, *best = NULL;
+
+	print_header(o, res);
+	if (o->gupta)
+		print_gupta_table(res, n);
+	else if (o->live)
+		print_live_table(res, n);
+	else
+		print_rest_table(res, n);
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(res[i].policy, "buddy"))
+			buddy = &res[i];
+		if (!best || res[i].huge_allocatable_pct > best->huge_allocatable_pct)
+			best = &res[i];
+	}
+	if (buddy && best != buddy && buddy->huge_allocatable_pct > 0)
+		printf("\nratio %s/buddy: %.2fx\n", best->policy,
+		       best->huge_allocatable_pct / buddy->huge_allocatable_pct);
 }
 
-static void print_json(const struct frag_result *res, int n)
+static void print_json(const struct frag_opts *o, const struct frag_result *res, int n)
 {
 	json_t *root = json_object(), *arr = json_array();
 
 	for (int i = 0; i < n; i++)
 		json_array_append_new(arr, result_json(&res[i]));
+	json_object_set_new(root, "mode", json_string(o->gupta ? "gupta" :
+						      o->live ? "live" : "rest"));
 	json_object_set_new(root, "results", arr);
-	if (n == 2 && res[0].huge_allocatable_pct > 0)
-		json_object_set_new(root, "ratio_grouping_buddy",
-			json_real(res[1].huge_allocatable_pct /
-				  res[0].huge_allocatable_pct));
+	for (int i = 0; i < n; i++)
+		if (!strcmp(res[i].policy, "buddy") && res[i].huge_allocatable_pct > 0)
+			for (int j = 0; j < n; j++)
+				if (!strcmp(res[j].policy, "grouping"))
+					json_object_set_new(root, "ratio_grouping_buddy",
+						json_real(res[j].huge_allocatable_pct /
+							  res[i].huge_allocatable_pct));
 	json_dumpf(root, stdout, JSON_INDENT(2));
 	putchar('\n');
 	json_decref(root);
 }
 
 static const char frag_usage[] =
-	"usage: gpmm bench frag [--policy buddy|grouping|all] [--pool-mib N]\n"
-	"                       [--seed N] [--profile NAME | --trace FILE] [--json]\n"
-	"Fills the pool with a mixed workload, frees what is movable and\n"
-	"reclaimable, and reports how much memory is allocatable as 2 MiB blocks.\n"
+	"usage: gpmm bench frag [--policy LIST] [--pool-mib N] [--seed N]\n"
+	"                       [--profile NAME | --trace FILE] [--live | --gupta] [--json]\n"
+	"Fills the pool with a mixed workload and reports how much memory is\n"
+	"allocatable as 2 MiB blocks. Default: at rest, movable and reclaimable\n"
+	"freed. --live: movable stays in use; 2 MiB blocks are requested until\n"
+	"one fails (lumpy reclaim and compaction at work). --gupta: all order-0,\n"
+	"3/4 of every 2 MiB freed, then compaction.\n"
+	"Policies (comma-separated): buddy grouping grouping+lumpy\n"
+	"grouping+compaction all (grouping with lumpy, compaction and claiming\n"
+	"whole blocks for unmovable). Default: buddy,grouping,all at rest;\n"
+	"all five with --live; grouping+compaction with --gupta.\n"
 	"Profiles: default, vmhost, nearfull (gpmm bench trace-gen --list).\n";
 
 static int parse_u64_arg(const char *name, const char *s, uint64_t *v)
@@ -245,6 +453,24 @@ static int parse_u64_arg(const char *name, const char *s, uint64_t *v)
 	return 0;
 }
 
+/* Split a comma-separated policy list; every name must be known. */
+static int parse_policies(char *list, const char **names, int max)
+{
+	int n = 0;
+
+	for (char *save = NULL, *t = strtok_r(list, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		if (!frag_policy_find(t)) {
+			fprintf(stderr, "gpmm bench frag: unknown policy '%s'\n", t);
+			return -1;
+		}
+		if (n == max)
+			return -1;
+		names[n++] = t;
+	}
+	return n ? n : -1;
+}
+
 int cmd_bench_frag(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -253,32 +479,40 @@ int cmd_bench_frag(int argc, char **argv)
 		{ "seed", required_argument, NULL, 's' },
 		{ "profile", required_argument, NULL, 'w' },
 		{ "trace", required_argument, NULL, 't' },
+		{ "live", no_argument, NULL, 'l' },
+		{ "gupta", no_argument, NULL, 'g' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	struct frag_opts o = { .seed = 1 };
-	const char *policy = "all";
-	struct frag_result res[2];
-	char err[256];
+	char list[256] = "", err[256];
+	const char *names[NR_POLICIES];
+	struct frag_result res[NR_POLICIES];
 	bool json = false;
-	int c, n = 0;
+	int c, n;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'p': policy = optarg; break;
+		case 'p': snprintf(list, sizeof(list), "%s", optarg); break;
 		case 'm': if (parse_u64_arg("--pool-mib", optarg, &o.pool_mib)) return 2; break;
 		case 's': if (parse_u64_arg("--seed", optarg, &o.seed)) return 2; break;
 		case 'w': o.profile = optarg; break;
 		case 't': o.trace = optarg; break;
+		case 'l': o.live = true; break;
+		case 'g': o.gupta = true; break;
 		case 'j': json = true; break;
 		case 'h': fputs(frag_usage, stdout); return 0;
 		default: fputs(frag_usage, stderr); return 2;
 		}
 	}
-	if (optind < argc || (strcmp(policy, "all") && strcmp(policy, "buddy") &&
-			      strcmp(policy, "grouping"))) {
+	if (!list[0])
+		snprintf(list, sizeof(list), "%s", o.gupta ? "grouping+compaction" :
+			 o.live ? "buddy,grouping,grouping+lumpy,grouping+compaction,all" :
+			 "buddy,grouping,all");
+	n = parse_policies(list, names, NR_POLICIES);
+	if (optind < argc || n < 0 || (o.live && o.gupta)) {
 		fputs(frag_usage, stderr);
 		return 2;
 	}
@@ -286,20 +520,17 @@ int cmd_bench_frag(int argc, char **argv)
 		fprintf(stderr, "gpmm: --pool-mib must be a multiple of 2 (pageblocks are 2 MiB)\n");
 		return 2;
 	}
-	if (strcmp(policy, "grouping") &&
-	    bench_frag_measure(&o, "buddy", false, &res[n++], err, sizeof(err)))
-		goto fail;
-	if (strcmp(policy, "buddy") &&
-	    bench_frag_measure(&o, "grouping", true, &res[n++], err, sizeof(err)))
-		goto fail;
+	for (int i = 0; i < n; i++) {
+		if (bench_frag_measure(&o, names[i], &res[i], err, sizeof(err))) {
+			fprintf(stderr, "gpmm bench frag: %s\n", err);
+			return 1;
+		}
+	}
 	if (json)
-		print_json(res, n);
+		print_json(&o, res, n);
 	else
 		print_table(&o, res, n);
 	return 0;
-fail:
-	fprintf(stderr, "gpmm bench frag: %s\n", err);
-	return 1;
 }
 
 static int print_sink(void *ctx, const struct trace_event *ev)

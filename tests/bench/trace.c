@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "tests/bench/trace.h"
 
@@ -26,7 +27,14 @@ struct replay {
 	size_t cap;		/* a power of two */
 	size_t nr;
 	struct replay_counts counts;
+	/* live mode */
+	bool live;
+	uint8_t *base;		/* the pool memfd, mapped */
+	uint64_t *id_of;	/* head frame -> trace ID */
+	uint32_t owner[MIGRATE_TYPES];
 };
+
+#define NO_ID	UINT64_MAX
 
 static size_t slot_of(const struct replay *r, uint64_t id)
 {
@@ -94,7 +102,122 @@ static void table_del(struct replay *r, struct live *e)
 	r->nr--;
 }
 
-int replay_create(struct mm_pool *pool, struct mm_pcp *pcp,
+/*
+ * The pattern of a page: its first and last words name the allocation and
+ * the page, so a copy to the wrong place, a torn copy or a lost page all
+ * show up as mismatching bytes.
+ */
+static uint64_t page_tag(uint64_t id, uint64_t page)
+{
+	return (id + 1) * 0x9e3779b97f4a7c15ULL ^ (page << 40) ^ 0x5a5a;
+}
+
+static void pattern_write(struct replay *r, uint64_t frame, unsigned int order,
+			  uint64_t id)
+{
+	for (uint64_t i = 0; i < (1UL << order); i++) {
+		uint64_t *p = (uint64_t *)(r->base + ((frame + i) << MM_PAGE_SHIFT));
+
+		p[0] = page_tag(id, i);
+		p[MM_PAGE_SIZE / 8 - 1] = ~page_tag(id, i);
+	}
+}
+
+static uint64_t bytes_differ(uint64_t a, uint64_t b)
+{
+	uint64_t n = 0;
+
+	for (uint64_t x = a ^ b; x; x >>= 8)
+		n += (x & 0xff) != 0;
+	return n;
+}
+
+static uint64_t pattern_check(struct replay *r, uint64_t frame,
+			      unsigned int order, uint64_t id)
+{
+	uint64_t bad = 0;
+
+	for (uint64_t i = 0; i < (1UL << order); i++) {
+		const uint64_t *p = (const uint64_t *)(r->base + ((frame + i) << MM_PAGE_SHIFT));
+
+		bad += bytes_differ(p[0], page_tag(id, i));
+		bad += bytes_differ(p[MM_PAGE_SIZE / 8 - 1], ~page_tag(id, i));
+	}
+	return bad;
+}
+
+static struct live *entry_of_frame(struct replay *r, uint64_t frame)
+{
+	struct live *e;
+
+	if (frame >= mm_pool_frames(r->pool) || r->id_of[frame] == NO_ID)
+		return NULL;
+	e = table_find(r, r->id_of[frame]);
+	return e && e->frame == (int64_t)frame ? e : NULL;
+}
+
+static int replay_migrate(void *priv, uint64_t old, uint64_t new, unsigned int order)
+{
+	struct replay *r = priv;
+	struct live *e = entry_of_frame(r, old);
+
+	if (!e || e->order != order)
+		return -ENOENT;
+	r->counts.corrupted_bytes += pattern_check(r, old, order, e->id);
+	memcpy(r->base + (new << MM_PAGE_SHIFT), r->base + (old << MM_PAGE_SHIFT),
+	       MM_PAGE_SIZE << order);
+	e->frame = (int64_t)new;
+	r->id_of[new] = e->id;
+	r->id_of[old] = NO_ID;
+	r->counts.migrated_pages += 1UL << order;
+	return 0;
+}
+
+static int replay_reclaim(void *priv, uint64_t frame, unsigned int order)
+{
+	struct replay *r = priv;
+	struct live *e = entry_of_frame(r, frame);
+
+	if (!e || e->order != order)
+		return -ENOENT;
+	r->counts.corrupted_bytes += pattern_check(r, frame, order, e->id);
+	r->counts.live_pages[e->mt] -= 1UL << order;
+	r->counts.reclaimed_pages += 1UL << order;
+	r->id_of[frame] = NO_ID;
+	/* the trace may still free it: keep the ID, like a failed allocation */
+	e->frame = -1;
+	return 0;
+}
+
+static const struct mm_owner_ops movable_ops = { .migrate = replay_migrate };
+static const struct mm_owner_ops reclaimable_ops = {
+	.migrate = replay_migrate, .reclaim = replay_reclaim,
+};
+
+static int replay_go_live(struct replay *r)
+{
+	uint64_t frames = mm_pool_frames(r->pool);
+	int ret;
+
+	r->base = mmap(NULL, frames << MM_PAGE_SHIFT, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, mm_pool_fd(r->pool), 0);
+	if (r->base == MAP_FAILED) {
+		r->base = NULL;
+		return -errno;
+	}
+	r->id_of = malloc(frames * sizeof(*r->id_of));
+	if (!r->id_of)
+		return -ENOMEM;
+	memset(r->id_of, 0xff, frames * sizeof(*r->id_of));
+	ret = mm_owner_register(r->pool, &movable_ops, r, &r->owner[MIGRATE_MOVABLE]);
+	if (!ret)
+		ret = mm_owner_register(r->pool, &reclaimable_ops, r,
+					&r->owner[MIGRATE_RECLAIMABLE]);
+	r->live = !ret;
+	return ret;
+}
+
+int replay_create(struct mm_pool *pool, struct mm_pcp *pcp, bool live,
 		  struct replay **out)
 {
 	struct replay *r = calloc(1, sizeof(*r));
@@ -103,18 +226,35 @@ int replay_create(struct mm_pool *pool, struct mm_pcp *pcp,
 		return -ENOMEM;
 	r->pool = pool;
 	r->pcp = pcp;
-	if (table_grow(r)) {
-		free(r);
+	if (table_grow(r) || (live && replay_go_live(r))) {
+		replay_destroy(r);
 		return -ENOMEM;
 	}
 	*out = r;
 	return 0;
 }
 
+uint64_t replay_verify(struct replay *r)
+{
+	uint64_t bad = 0;
+
+	for (size_t i = 0; r->live && i < r->cap; i++)
+		if (r->slots[i].used && r->slots[i].frame >= 0)
+			bad += pattern_check(r, r->slots[i].frame, r->slots[i].order,
+					     r->slots[i].id);
+	return bad;
+}
+
 void replay_destroy(struct replay *r)
 {
 	if (!r)
 		return;
+	for (int t = 0; t < MIGRATE_TYPES; t++)
+		if (r->owner[t])
+			mm_owner_unregister(r->pool, r->owner[t]);
+	if (r->base)
+		munmap(r->base, mm_pool_frames(r->pool) << MM_PAGE_SHIFT);
+	free(r->id_of);
 	free(r->slots);
 	free(r);
 }
@@ -138,12 +278,17 @@ static int replay_alloc(struct replay *r, const struct trace_event *ev,
 		snprintf(err, errlen, "out of memory for the trace table");
 		return -ENOMEM;
 	}
-	frame = mm_alloc(r->pool, r->pcp, ev->order, ev->mt, 0);
+	frame = mm_alloc(r->pool, r->pcp, ev->order, ev->mt, r->owner[ev->mt]);
 	e.frame = frame < 0 ? -1 : frame;
-	if (frame < 0)
+	if (frame < 0) {
 		r->counts.alloc_failed++;
-	else
+	} else {
 		r->counts.live_pages[ev->mt] += 1UL << ev->order;
+		if (r->live) {
+			pattern_write(r, frame, ev->order, ev->id);
+			r->id_of[frame] = ev->id;
+		}
+	}
 	r->counts.allocs++;
 	table_put(r, &e);
 	return 0;
@@ -154,6 +299,10 @@ static int release(struct replay *r, struct live *e)
 	int ret = 0;
 
 	if (e->frame >= 0) {
+		if (r->live) {
+			r->counts.corrupted_bytes += pattern_check(r, e->frame, e->order, e->id);
+			r->id_of[e->frame] = NO_ID;
+		}
 		ret = mm_free(r->pool, r->pcp, (uint64_t)e->frame);
 		r->counts.live_pages[e->mt] -= 1UL << e->order;
 		r->counts.frees++;
@@ -196,9 +345,9 @@ void replay_free_types(struct replay *r, unsigned int mask)
 }
 
 /*
- * 'r' asks every owner to give back what it can: the trace owns its
- * RECLAIMABLE allocations, so they go. 'c' asks for compaction; until
- * mm/ compacts, all it can do is spill the per-thread lists.
+ * 'r' asks every owner to give back what it can: live, the allocator asks
+ * through the reclaim callbacks; otherwise the trace, owning its
+ * RECLAIMABLE allocations, lets them go. 'c' compacts the whole pool.
  */
 int replay_event(struct replay *r, const struct trace_event *ev, char *err,
 		 size_t errlen)
@@ -211,11 +360,14 @@ int replay_event(struct replay *r, const struct trace_event *ev, char *err,
 		return replay_free(r, ev, err, errlen);
 	case TRACE_RECLAIM:
 		r->counts.reclaims++;
-		replay_free_types(r, 1U << MIGRATE_RECLAIMABLE);
+		if (r->live)
+			mm_shrink(r->pool, UINT64_MAX, 1U << MIGRATE_RECLAIMABLE);
+		else
+			replay_free_types(r, 1U << MIGRATE_RECLAIMABLE);
 		return 0;
 	case TRACE_COMPACT:
 		r->counts.compacts++;
-		mm_drain_all(r->pool);
+		mm_compact_all(r->pool);
 		return 0;
 	}
 	return -EINVAL;

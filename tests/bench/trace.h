@@ -28,12 +28,23 @@ struct replay_counts {
 	uint64_t reclaims;
 	uint64_t compacts;
 	uint64_t live_pages[MIGRATE_TYPES];
+	/* live mode: what the allocator did through our owner callbacks */
+	uint64_t migrated_pages;
+	uint64_t reclaimed_pages;
+	uint64_t corrupted_bytes;	/* pattern mismatches seen on a move */
 };
 
 struct replay;
 
-int replay_create(struct mm_pool *pool, struct mm_pcp *pcp,
+/*
+ * @live: the replay owns its allocations the way a VMM would: MOVABLE ones
+ * can be migrated, RECLAIMABLE ones also reclaimed, through owner
+ * callbacks; every allocated page carries a pattern, checked on each move.
+ */
+int replay_create(struct mm_pool *pool, struct mm_pcp *pcp, bool live,
 		  struct replay **out);
+/* Live mode: re-check every live allocation's pattern; corrupted bytes. */
+uint64_t replay_verify(struct replay *r);
 void replay_destroy(struct replay *r);
 /* 0, or -EINVAL with a message in @err (unknown or duplicate ID). */
 int replay_event(struct replay *r, const struct trace_event *ev, char *err,

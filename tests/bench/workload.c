@@ -37,13 +37,13 @@ static const struct wl_profile profiles[] = {
 	},
 	{
 		.name = "nearfull",
-		.desc = "94% full of churning movable pages; unmovable arrives late",
-		.occupancy = 0.94, .swing = 0.01,
-		.share = { 0.06, 0.10, 0.84 },
-		.life = { 6.0, 0.5, 0.8 },
-		.permanent = { 0.8, 0.0, 0.0 },
-		.order_w = { { 70, 15, 10, 5 }, { 70, 15, 10, 5 }, { 80, 10, 5, 5 } },
-		.churn = 3.0, .unmovable_start = 0.5,
+		.desc = "95% full of churning movable pages; unmovable arrives late",
+		.occupancy = 0.95, .swing = 0.0,
+		.share = { 0.05, 0.05, 0.90 },
+		.life = { 8.0, 0.5, 0.7 },
+		.permanent = { 0.9, 0.0, 0.0 },
+		.order_w = { { 100, 0, 0, 0 }, { 100, 0, 0, 0 }, { 100, 0, 0, 0 } },
+		.churn = 3.0, .unmovable_start = 0.6,
 	},
 };
 
@@ -266,7 +266,8 @@ static int run(struct gen *g, uint64_t pool_pages)
 		ret = free_expired(g, tick);
 		if (!ret && reclaim && tick && tick % reclaim == 0)
 			ret = reclaim_all(g);
-		if (!ret && (double)g->live_total + 8 <= target)
+		/* room for a few per tick, so frees never outrun allocation */
+		for (int k = 0; k < 4 && !ret && (double)g->live_total + 8 <= target; k++)
 			ret = allocate_one(g, tick, end, target, tick >= u_start);
 	}
 	return ret;

@@ -60,7 +60,7 @@ static int env_open(struct replay_env *e, size_t mib)
 
 	if (mm_pool_create(&cfg, &e->pool))
 		return -1;
-	return replay_create(e->pool, NULL, &e->r);
+	return replay_create(e->pool, NULL, false, &e->r);
 }
 
 static void env_close(struct replay_env *e)
@@ -151,9 +151,9 @@ static void check_shipped_trace(const char *path)
 	struct frag_result buddy, grouping;
 	char err[256] = "";
 
-	CU_ASSERT_EQUAL_FATAL(bench_frag_measure(&o, "buddy", false, &buddy, err,
+	CU_ASSERT_EQUAL_FATAL(bench_frag_measure(&o, "buddy", &buddy, err,
 						 sizeof(err)), 0);
-	CU_ASSERT_EQUAL_FATAL(bench_frag_measure(&o, "grouping", true, &grouping,
+	CU_ASSERT_EQUAL_FATAL(bench_frag_measure(&o, "grouping", &grouping,
 						 err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(grouping.pool_pages, 64 << 8);
 	CU_ASSERT(grouping.events > 10000);
@@ -177,7 +177,7 @@ static void test_missing_trace_file(void)
 	struct frag_result res;
 	char err[256] = "";
 
-	CU_ASSERT_EQUAL(bench_frag_measure(&o, "grouping", true, &res, err,
+	CU_ASSERT_EQUAL(bench_frag_measure(&o, "grouping", &res, err,
 					   sizeof(err)), -ENOENT);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "/nonexistent/x.trace"));
 }
@@ -189,11 +189,11 @@ static void test_builtin_workload(void)
 	struct frag_result a, b, buddy;
 	char err[256] = "";
 
-	CU_ASSERT_EQUAL_FATAL(bench_frag_measure(&o, "grouping", true, &a, err,
+	CU_ASSERT_EQUAL_FATAL(bench_frag_measure(&o, "grouping", &a, err,
 						 sizeof(err)), 0);
-	CU_ASSERT_EQUAL_FATAL(bench_frag_measure(&o, "grouping", true, &b, err,
+	CU_ASSERT_EQUAL_FATAL(bench_frag_measure(&o, "grouping", &b, err,
 						 sizeof(err)), 0);
-	CU_ASSERT_EQUAL_FATAL(bench_frag_measure(&o, "buddy", false, &buddy, err,
+	CU_ASSERT_EQUAL_FATAL(bench_frag_measure(&o, "buddy", &buddy, err,
 						 sizeof(err)), 0);
 	CU_ASSERT_EQUAL(a.events, b.events);
 	CU_ASSERT_DOUBLE_EQUAL(a.huge_allocatable_pct, b.huge_allocatable_pct, 1e-12);
@@ -203,7 +203,7 @@ static void test_builtin_workload(void)
 	CU_ASSERT(a.unmovable_pages * 20 >= a.pool_pages);
 	CU_ASSERT(a.unmovable_pages * 10 <= a.pool_pages);
 	o.profile = "no-such-profile";
-	CU_ASSERT_EQUAL(bench_frag_measure(&o, "grouping", true, &a, err,
+	CU_ASSERT_EQUAL(bench_frag_measure(&o, "grouping", &a, err,
 					   sizeof(err)), -EINVAL);
 }
 
