@@ -207,6 +207,58 @@ static void test_builtin_workload(void)
 					   sizeof(err)), -EINVAL);
 }
 
+/*
+ * --live on the default workload: compaction must turn nearly all free
+ * (and reclaimable) memory into 2 MiB blocks, moving live pages without
+ * corrupting a byte; plain grouping cannot.
+ */
+static void test_live_compaction(void)
+{
+	struct frag_opts o = { .pool_mib = 512, .seed = 1, .live = true };
+	struct frag_result g, gc;
+	char err[256] = "";
+
+	CU_ASSERT_EQUAL_FATAL(bench_frag_measure(&o, "grouping", &g, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(bench_frag_measure(&o, "grouping+compaction", &gc, err,
+						 sizeof(err)), 0);
+	CU_ASSERT(gc.huge_allocatable_pct >= 97.0);
+	CU_ASSERT(gc.blocks > g.blocks);
+	CU_ASSERT(gc.compact_stall > 0);
+	CU_ASSERT_EQUAL(gc.corrupted_bytes, 0);
+	CU_ASSERT_EQUAL(g.migrated_pages, 0);
+}
+
+/* The near-full case: claiming a compacted block beats the seed's rule. */
+static void test_nearfull_claim_block(void)
+{
+	struct frag_opts o = { .pool_mib = 256, .seed = 1, .profile = "nearfull" };
+	struct frag_result g, all;
+	char err[256] = "";
+
+	CU_ASSERT_EQUAL_FATAL(bench_frag_measure(&o, "grouping", &g, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(bench_frag_measure(&o, "all", &all, err, sizeof(err)), 0);
+	CU_ASSERT(all.claim_blocks > 0);
+	CU_ASSERT(all.huge_allocatable_pct > g.huge_allocatable_pct + 20.0);
+	CU_ASSERT(all.unmovable_pageblocks < g.unmovable_pageblocks);
+	CU_ASSERT_EQUAL(all.corrupted_bytes, 0);
+}
+
+static void test_gupta(void)
+{
+	struct frag_opts o = { .pool_mib = 64, .gupta = true };
+	struct frag_result r;
+	char err[256] = "";
+
+	CU_ASSERT_EQUAL_FATAL(bench_frag_measure(&o, "grouping+compaction", &r, err,
+						 sizeof(err)), 0);
+	CU_ASSERT_EQUAL(r.blocks_possible, 24);
+	CU_ASSERT(r.blocks * 10 >= r.blocks_possible * 9);
+	CU_ASSERT(r.migrated_pages > 0);
+	CU_ASSERT_EQUAL(r.corrupted_bytes, 0);
+	CU_ASSERT_EQUAL(bench_frag_measure(&o, "no-such-policy", &r, err, sizeof(err)),
+			-EINVAL);
+}
+
 int register_trace_suite(void)
 {
 	CU_pSuite s = CU_add_suite("trace", NULL, NULL);
@@ -220,7 +272,10 @@ int register_trace_suite(void)
 	    !CU_add_test(s, "reclaim event", test_reclaim_event_frees_reclaimable) ||
 	    !CU_add_test(s, "shipped traces", test_shipped_traces) ||
 	    !CU_add_test(s, "missing trace file", test_missing_trace_file) ||
-	    !CU_add_test(s, "built-in workload", test_builtin_workload))
+	    !CU_add_test(s, "built-in workload", test_builtin_workload) ||
+	    !CU_add_test(s, "live: compaction", test_live_compaction) ||
+	    !CU_add_test(s, "near-full: claim block", test_nearfull_claim_block) ||
+	    !CU_add_test(s, "gupta", test_gupta))
 		return CU_get_error();
 	return 0;
 }
