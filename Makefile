@@ -39,6 +39,7 @@ MM_SRCS    := mm/pool.c \
 VMM_SRCS   := vmm/pool.c \
               vmm/kvm.c \
               vmm/guest_mem.c \
+              vmm/migrate.c \
               vmm/boot.c \
               vmm/vcpu.c \
               vmm/vm.c \

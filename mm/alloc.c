@@ -210,7 +210,44 @@ int mm_frame_info(struct mm_pool *pool, uint64_t frame,
 	info->order = frame_state(f) == MM_FRAME_TAIL ? 0 : f->order;
 	info->mt = f->mt;
 	info->owner = f->owner;
+	info->pins = frame_state(f) == MM_FRAME_ALLOC ? f->pins : 0;
+	info->moving = frame_state(f) == MM_FRAME_ALLOC &&
+		       (frame_flags(f) & F_ISOLATED);
 	pthread_mutex_unlock(&pool->lock);
 	pcp_unlock_all(pool);
+	return 0;
+}
+
+int mm_split(struct mm_pool *pool, uint64_t frame)
+{
+	struct mm_frame *f;
+	unsigned int order;
+	int ret = 0;
+
+	if (frame >= pool->nr_frames)
+		return -EINVAL;
+	f = &pool->frames[frame];
+	pthread_mutex_lock(&pool->lock);
+	if (frame_state(f) != MM_FRAME_ALLOC)
+		ret = -EINVAL;
+	else if (frame_flags(f) & (F_ISOLATED | F_PINNED))
+		ret = -EBUSY;
+	if (ret) {
+		pthread_mutex_unlock(&pool->lock);
+		return ret;
+	}
+	order = f->order;
+	__lru_del(pool, frame);
+	for (uint64_t i = 1; i < (1UL << order); i++) {
+		struct mm_frame *t = &pool->frames[frame + i];
+
+		set_frame_state(t, MM_FRAME_ALLOC);
+		t->order = 0;
+		t->mt = f->mt;
+		t->owner = f->owner;
+		t->pins = 0;
+	}
+	f->order = 0;
+	pthread_mutex_unlock(&pool->lock);
 	return 0;
 }

@@ -136,6 +136,13 @@ long mm_alloc(struct mm_pool *pool, struct mm_pcp *pcp, unsigned int order,
  */
 int mm_free(struct mm_pool *pool, struct mm_pcp *pcp, uint64_t frame);
 
+/*
+ * Turn the allocated block at @frame into 2^order order-0 allocations of
+ * the same owner and type, in place (a 2 MiB backing going back to 4 KiB
+ * pages). -EBUSY while it is pinned or being moved.
+ */
+int mm_split(struct mm_pool *pool, uint64_t frame);
+
 /* Spill every per-thread list back into the buddy lists (patch 006). */
 void mm_drain_all(struct mm_pool *pool);
 
@@ -151,6 +158,8 @@ struct mm_frame_info {
 	unsigned int order;
 	enum mm_migratetype mt;	/* allocation type, or free list type */
 	uint32_t owner;
+	unsigned int pins;
+	bool moving;		/* isolated for migration or reclaim */
 };
 
 int mm_frame_info(struct mm_pool *pool, uint64_t frame,

@@ -81,7 +81,6 @@ int daemon_init(struct daemon *d, struct pool *pool, const char *sock_path,
 	memset(d, 0, sizeof(*d));
 	d->pool = pool;
 	d->listen_fd = -1;
-	d->next_owner = 1;
 	d->sigfd = signals_fd();
 	if (d->sigfd < 0) {
 		snprintf(err, errlen, "signalfd: %s", strerror(errno));
@@ -173,7 +172,7 @@ int daemon_add_vm(struct daemon *d, const struct vm_config *cfg,
 		snprintf(v->qmp_path, sizeof(v->qmp_path), "%s", cfg->qmp_path);
 	}
 	if (!ret)
-		ret = vm_create(cfg, d->pool, d->next_owner++, &v->vm, err, errlen);
+		ret = vm_create(cfg, d->pool, &v->vm, err, errlen);
 	if (ret) {
 		if (v->qmp_fd < 0)
 			v->qmp_path[0] = '\0';

@@ -55,7 +55,6 @@ struct daemon {
 	bool quitting;
 	bool exit_when_idle;	/* `gpmm run`: leave when the VM is gone */
 	int last_exit_code;
-	uint32_t next_owner;
 	bool verbose;
 	bool print_stats;	/* pool and VM statistics as each VM ends */
 };

@@ -83,8 +83,9 @@ int gmem_init(struct vm *vm, char *err, size_t errlen)
 		int ret;
 
 		r->backing = malloc(pages * sizeof(*r->backing));
+		r->huge = calloc((pages >> 9) + 1, 1);
 		r->hva = reserve_window(r->size);
-		if (!r->backing || !r->hva) {
+		if (!r->backing || !r->huge || !r->hva) {
 			snprintf(err, errlen, "cannot reserve %llu MiB of address space",
 				 (unsigned long long)(r->size >> 20));
 			return -ENOMEM;
@@ -101,7 +102,7 @@ int gmem_init(struct vm *vm, char *err, size_t errlen)
 	return 0;
 }
 
-static struct vm_region *region_of(struct vm *vm, uint64_t gpa, uint64_t len)
+struct vm_region *gmem_region(struct vm *vm, uint64_t gpa, uint64_t len)
 {
 	for (unsigned int i = 0; i < vm->nr_regions; i++) {
 		struct vm_region *r = &vm->regions[i];
@@ -124,9 +125,9 @@ static struct vm_region *region_of_hva(struct vm *vm, uint64_t hva)
 	return NULL;
 }
 
-static int map_frame(struct vm *vm, uint8_t *hva, uint64_t frame)
+int gmem_map(struct vm *vm, uint8_t *hva, uint64_t frame, uint64_t len)
 {
-	void *p = mmap(hva, MM_PAGE_SIZE, PROT_READ | PROT_WRITE,
+	void *p = mmap(hva, len, PROT_READ | PROT_WRITE,
 		       MAP_SHARED | MAP_FIXED, vm->pool->fd,
 		       (off_t)(frame << MM_PAGE_SHIFT));
 
@@ -149,8 +150,8 @@ static const char *populate_error(int ret)
  * Back one guest page. Zeroing goes through the pool's own mapping, so a
  * guest never sees what a frame held for its previous owner. mem_lock held.
  */
-static int __populate(struct vm *vm, struct vm_region *r, uint64_t idx,
-		      struct mm_pcp *pcp)
+int __gmem_populate(struct vm *vm, struct vm_region *r, uint64_t idx,
+		    struct mm_pcp *pcp)
 {
 	long frame;
 	int ret;
@@ -161,12 +162,13 @@ static int __populate(struct vm *vm, struct vm_region *r, uint64_t idx,
 	if (frame < 0)
 		return (int)frame;
 	memset(pool_frame_ptr(vm->pool, frame), 0, MM_PAGE_SIZE);
-	ret = map_frame(vm, r->hva + (idx << MM_PAGE_SHIFT), frame);
+	ret = gmem_map(vm, r->hva + (idx << MM_PAGE_SHIFT), frame, MM_PAGE_SIZE);
 	if (ret) {
 		mm_free(vm->pool->mm, pcp, frame);
 		return ret;
 	}
 	r->backing[idx] = (uint32_t)frame;
+	vm->pool->gpa_of[frame] = r->gpa + (idx << MM_PAGE_SHIFT) + 1;
 	vm->stats.populated_pages++;
 	return 0;
 }
@@ -177,14 +179,14 @@ static int populate(struct vm *vm, struct vm_region *r, uint64_t idx,
 	int ret;
 
 	pthread_mutex_lock(&vm->mem_lock);
-	ret = __populate(vm, r, idx, pcp);
+	ret = __gmem_populate(vm, r, idx, pcp);
 	pthread_mutex_unlock(&vm->mem_lock);
 	return ret;
 }
 
 void *vm_guest_ptr(struct vm *vm, uint64_t gpa, uint64_t len)
 {
-	struct vm_region *r = region_of(vm, gpa, len ? len : 1);
+	struct vm_region *r = gmem_region(vm, gpa, len ? len : 1);
 	uint64_t first, last;
 
 	if (!r)
@@ -219,7 +221,7 @@ int vm_write_guest(struct vm *vm, uint64_t gpa, const void *buf, uint64_t len)
 
 long vm_gpa_to_frame(struct vm *vm, uint64_t gpa)
 {
-	struct vm_region *r = region_of(vm, gpa, 1);
+	struct vm_region *r = gmem_region(vm, gpa, 1);
 	uint32_t frame;
 
 	if (!r)
@@ -232,7 +234,7 @@ long vm_gpa_to_frame(struct vm *vm, uint64_t gpa)
 
 int vm_remap_page(struct vm *vm, uint64_t gpa, uint64_t new_frame)
 {
-	struct vm_region *r = region_of(vm, gpa, 1);
+	struct vm_region *r = gmem_region(vm, gpa, 1);
 	uint64_t idx;
 	uint32_t old;
 	int ret;
@@ -247,16 +249,18 @@ int vm_remap_page(struct vm *vm, uint64_t gpa, uint64_t new_frame)
 	idx = (gpa - r->gpa) >> MM_PAGE_SHIFT;
 	pthread_mutex_lock(&vm->mem_lock);
 	old = r->backing[idx];
-	if (old == NIL_FRAME) {
-		ret = -ENOENT;
+	if (old == NIL_FRAME || r->huge[idx >> 9]) {
+		ret = old == NIL_FRAME ? -ENOENT : -EBUSY;
 		goto out;
 	}
 	memcpy(pool_frame_ptr(vm->pool, new_frame), pool_frame_ptr(vm->pool, old),
 	       MM_PAGE_SIZE);
-	ret = map_frame(vm, r->hva + (idx << MM_PAGE_SHIFT), new_frame);
+	ret = gmem_map(vm, r->hva + (idx << MM_PAGE_SHIFT), new_frame, MM_PAGE_SIZE);
 	if (ret)
 		goto out;
 	r->backing[idx] = (uint32_t)new_frame;
+	vm->pool->gpa_of[new_frame] = vm->pool->gpa_of[old];
+	vm->pool->gpa_of[old] = 0;
 	mm_free(vm->pool->mm, NULL, old);
 out:
 	pthread_mutex_unlock(&vm->mem_lock);
@@ -302,6 +306,11 @@ static void handle_fault(struct vm *vm, const struct uffd_msg *msg)
 {
 	uint64_t addr = msg->arg.pagefault.address & ~(MM_PAGE_SIZE - 1);
 	struct vm_region *r = region_of_hva(vm, addr);
+
+	if (msg->arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP) {
+		migrate_wp_fault(vm, addr);
+		return;
+	}
 	struct uffdio_range range = { .start = addr, .len = MM_PAGE_SIZE };
 	uint64_t t0 = vm_now_ns();
 	int ret = -EFAULT;
@@ -351,10 +360,15 @@ static void *uffd_thread_fn(void *arg)
 	return NULL;
 }
 
-static int uffd_open(char *err, size_t errlen)
+/*
+ * Write-protect on shared memory is what live migration needs; without it
+ * (older kernels) the VM runs, but its pages only move while it is stopped.
+ */
+static int uffd_open(bool want_wp, char *err, size_t errlen)
 {
 	struct uffdio_api api = { .api = UFFD_API,
-				  .features = UFFD_FEATURE_THREAD_ID };
+				  .features = UFFD_FEATURE_THREAD_ID |
+					      (want_wp ? UFFD_FEATURE_WP_HUGETLBFS_SHMEM : 0) };
 	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0) {
@@ -378,7 +392,10 @@ int gmem_uffd_start(struct vm *vm, char *err, size_t errlen)
 {
 	int ret;
 
-	vm->uffd = uffd_open(err, errlen);
+	vm->uffd = uffd_open(true, err, errlen);
+	vm->mig.wp_supported = vm->uffd >= 0;
+	if (vm->uffd < 0)
+		vm->uffd = uffd_open(false, err, errlen);
 	if (vm->uffd < 0)
 		return vm->uffd;
 	for (unsigned int i = 0; i < vm->nr_regions; i++) {
@@ -431,14 +448,22 @@ void gmem_destroy(struct vm *vm)
 		struct vm_region *r = &vm->regions[i];
 		uint64_t pages = r->size >> MM_PAGE_SHIFT;
 
-		if (r->backing)
-			for (uint64_t idx = 0; idx < pages; idx++)
-				if (r->backing[idx] != NIL_FRAME)
-					mm_free(vm->pool->mm, NULL, r->backing[idx]);
+		for (uint64_t idx = 0; r->backing && idx < pages; idx++) {
+			uint32_t frame = r->backing[idx];
+
+			if (frame == NIL_FRAME)
+				continue;
+			vm->pool->gpa_of[frame] = 0;
+			/* a 2 MiB backing is one order-9 block: free it once */
+			if (!r->huge[idx >> 9] || !(idx & 511))
+				mm_free(vm->pool->mm, NULL, frame);
+		}
 		if (r->hva)
 			munmap(r->hva, r->size);
 		free(r->backing);
+		free(r->huge);
 		r->backing = NULL;
+		r->huge = NULL;
 		r->hva = NULL;
 	}
 	vm->stats.populated_pages = 0;

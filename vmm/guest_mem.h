@@ -16,4 +16,12 @@ int gmem_prefault(struct vm *vm, char *err, size_t errlen);
 int gmem_uffd_start(struct vm *vm, char *err, size_t errlen);
 void gmem_uffd_stop(struct vm *vm);
 
+/* for migrate.c; mem_lock held where it says __ */
+struct vm_region *gmem_region(struct vm *vm, uint64_t gpa, uint64_t len);
+int gmem_map(struct vm *vm, uint8_t *hva, uint64_t frame, uint64_t len);
+int __gmem_populate(struct vm *vm, struct vm_region *r, uint64_t idx,
+		    struct mm_pcp *pcp);
+/* uffd write-protect faults go here (migrate.c) */
+void migrate_wp_fault(struct vm *vm, uint64_t addr);
+
 #endif

@@ -27,6 +27,13 @@ int pool_open(uint64_t size, bool grouping, struct pool **out)
 		mm_pool_destroy(pool->mm);
 		goto fail;
 	}
+	pool->gpa_of = calloc(pool->size >> MM_PAGE_SHIFT, sizeof(*pool->gpa_of));
+	if (!pool->gpa_of) {
+		err = -ENOMEM;
+		munmap(pool->base, pool->size);
+		mm_pool_destroy(pool->mm);
+		goto fail;
+	}
 	*out = pool;
 	return 0;
 fail:
@@ -40,5 +47,6 @@ void pool_close(struct pool *pool)
 		return;
 	munmap(pool->base, pool->size);
 	mm_pool_destroy(pool->mm);
+	free(pool->gpa_of);
 	free(pool);
 }

@@ -15,6 +15,7 @@ struct pool {
 	uint8_t *base;		/* the whole pool, MAP_SHARED */
 	uint64_t size;
 	int fd;
+	uint64_t *gpa_of;	/* frame -> guest address it backs, + 1; 0: none */
 };
 
 int pool_open(uint64_t size, bool grouping, struct pool **out);

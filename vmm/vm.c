@@ -120,7 +120,7 @@ static int create_vcpus(struct vm *vm, char *err, size_t errlen)
 	return 0;
 }
 
-int vm_create(const struct vm_config *cfg, struct pool *pool, uint32_t owner,
+int vm_create(const struct vm_config *cfg, struct pool *pool,
 	      struct vm **out, char *err, size_t errlen)
 {
 	struct vm *vm;
@@ -135,14 +135,18 @@ int vm_create(const struct vm_config *cfg, struct pool *pool, uint32_t owner,
 	vm->stats.create_ns = vm_now_ns();
 	vm->cfg = *cfg;
 	vm->pool = pool;
-	vm->owner = owner;
+	vm->assemble = true;
 	vm->fd = vm->uffd = vm->uffd_stop = -1;
 	pthread_mutex_init(&vm->mem_lock, NULL);
+	pthread_mutex_init(&vm->mig.lock, NULL);
 	pthread_mutex_init(&vm->lock, NULL);
 	pthread_cond_init(&vm->cond, NULL);
 	vcpu_install_kick_signal();
 
-	ret = mm_pcp_create(pool->mm, &vm->mem_pcp);
+	/* guest RAM is MOVABLE: compaction may move it through this owner */
+	ret = mm_owner_register(pool->mm, &vm_ram_owner_ops, vm, &vm->owner);
+	if (!ret)
+		ret = mm_pcp_create(pool->mm, &vm->mem_pcp);
 	if (!ret)
 		ret = create_kvm_vm(vm, err, errlen);
 	if (!ret)
@@ -251,6 +255,9 @@ void vm_destroy(struct vm *vm)
 	if (!vm->stopping && vm->state != VM_CREATED)
 		vm_request_stop(vm, VM_SHUTDOWN, 0);
 	vm_wait(vm);
+	/* no callback may reach this VM from here on */
+	if (vm->owner)
+		mm_owner_unregister(vm->pool->mm, vm->owner);
 	gmem_uffd_stop(vm);
 	for (unsigned int i = 0; vm->vcpus && i < vm->nr_vcpus; i++)
 		vcpu_exit(&vm->vcpus[i]);
@@ -261,6 +268,7 @@ void vm_destroy(struct vm *vm)
 	mm_pcp_destroy(vm->mem_pcp);
 	free(vm->vcpus);
 	pthread_mutex_destroy(&vm->mem_lock);
+	pthread_mutex_destroy(&vm->mig.lock);
 	pthread_mutex_destroy(&vm->lock);
 	pthread_cond_destroy(&vm->cond);
 	free(vm);

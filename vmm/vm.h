@@ -46,6 +46,35 @@ struct vm_region {
 	uint64_t size;
 	uint8_t *hva;		/* 2 MiB aligned window */
 	uint32_t *backing;	/* frame per guest page, NIL_FRAME = none */
+	uint8_t *huge;		/* per 2 MiB range: backed by one order-9 block */
+};
+
+#define VM_STALL_SAMPLES	65536
+
+/* Live migration bookkeeping (migrate.c). */
+struct vm_migration {
+	pthread_mutex_t lock;	/* range and waiters; the fault thread takes it */
+	uint64_t start, len;	/* host range write-protected now, len 0: none */
+	uint64_t waiting[64];	/* when each blocked write was seen, ns */
+	unsigned int nr_waiting;
+	uint64_t stall_ns[VM_STALL_SAMPLES];	/* ring of recent stalls */
+	uint64_t nr_stalls;
+	bool wp_supported;
+	bool unsafe_no_wp;	/* copy + remap only: to measure what WP saves */
+};
+
+struct vm_migstats {
+	uint64_t pages;		/* 4 KiB pages moved live */
+	uint64_t bytes;
+	uint64_t fail_busy;	/* pinned or part of a 2 MiB backing */
+	uint64_t fail_gone;	/* the page changed hands meanwhile */
+	uint64_t fail_other;
+	uint64_t ranges_assembled;
+	uint64_t ranges_split;
+	uint64_t assemble_fail_nomem;	/* no free 2 MiB block to be had */
+	uint64_t assemble_fail_busy;
+	uint64_t collapse_fail;		/* MADV_COLLAPSE refused */
+	uint64_t range_ns_max;		/* longest 2 MiB assembly */
 };
 
 #define NIL_FRAME	UINT32_MAX
@@ -104,10 +133,13 @@ struct vm {
 	void *on_end_opaque;
 
 	struct vm_stats stats;
+	struct vm_migration mig;
+	struct vm_migstats migstats;
+	bool assemble;			/* 2 MiB assembly wanted (default on) */
 };
 
 /* Errors come back as -errno with a sentence in @err. */
-int vm_create(const struct vm_config *cfg, struct pool *pool, uint32_t owner,
+int vm_create(const struct vm_config *cfg, struct pool *pool,
 	      struct vm **out, char *err, size_t errlen);
 int vm_start(struct vm *vm);
 /* Ask every vCPU to stop; the VM ends with @state and @code. */
@@ -132,6 +164,25 @@ const char *vm_state_name(enum vm_state state);
 int vm_remap_page(struct vm *vm, uint64_t gpa, uint64_t new_frame);
 /* Frame backing @gpa, or -ENOENT when not populated. */
 long vm_gpa_to_frame(struct vm *vm, uint64_t gpa);
+
+/*
+ * migrate.c: move the page at @gpa to @new_frame while the vCPUs run (no
+ * write is lost: userfaultfd write-protect, copy, remap, wake). The VM
+ * takes @new_frame; the old frame is returned in *@old (not freed).
+ */
+int vm_migrate_page(struct vm *vm, uint64_t gpa, uint64_t new_frame,
+		    uint64_t *old);
+/* Back the aligned 2 MiB at @gpa with one order-9 block, live. */
+int vm_assemble_range(struct vm *vm, uint64_t gpa);
+/* Back an assembled 2 MiB range with 4 KiB pages again. */
+int vm_split_range(struct vm *vm, uint64_t gpa);
+/* Pin the page at @gpa in place (a device ring): never moved. */
+int vm_pin_page(struct vm *vm, uint64_t gpa);
+int vm_unpin_page(struct vm *vm, uint64_t gpa);
+/* Stall percentile (0..100) over recent migrations, in ns. */
+uint64_t vm_stall_percentile(struct vm *vm, double pct);
+/* The pool owner ops of guest RAM. */
+extern const struct mm_owner_ops vm_ram_owner_ops;
 
 /* The one way the VMM and devices touch guest memory: bounds-checked. */
 void *vm_guest_ptr(struct vm *vm, uint64_t gpa, uint64_t len);

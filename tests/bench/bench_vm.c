@@ -55,7 +55,7 @@ static int run_once(struct pool *pool, const char *kernel, uint64_t ram,
 
 	snprintf(cfg.name, sizeof(cfg.name), "bench");
 	snprintf(cfg.kernel, sizeof(cfg.kernel), "%s", kernel);
-	ret = vm_create(&cfg, pool, 1, &vm, err, sizeof(err));
+	ret = vm_create(&cfg, pool, &vm, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "gpmm bench: %s\n", err);
 		return ret;

@@ -62,7 +62,7 @@ int test_vm_create(struct pool *pool, const struct vm_config *cfg,
 
 	memset(res, 0, sizeof(*res));
 	pthread_mutex_init(&res->console.lock, NULL);
-	ret = vm_create(cfg, pool, 7, out, err, errlen);
+	ret = vm_create(cfg, pool, out, err, errlen);
 	if (!ret) {
 		(*out)->console = to_buffer;
 		(*out)->console_opaque = &res->console;

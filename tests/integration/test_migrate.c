@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Live migration under a guest that never stops writing (memloop): pages
+ * moved one by one, by compaction through the owner callback, and whole
+ * 2 MiB ranges assembled onto one block; the guest checks every word it
+ * wrote and exits with GPMM_EXIT_FAIL on the first lost write.
+ */
+#define _GNU_SOURCE
+#include <CUnit/CUnit.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "guests/abi.h"
+#include "tests/integration/harness.h"
+
+static struct vm *start_memloop(struct pool *pool, struct run_result *res,
+				unsigned int ram_mib, unsigned int cpus)
+{
+	struct vm_config cfg;
+	struct vm *vm;
+	char err[256];
+
+	test_config(&cfg, "memloop", payload("memloop"), ram_mib, cpus);
+	if (test_vm_create(pool, &cfg, res, &vm, err, sizeof(err)) || vm_start(vm))
+		return NULL;
+	for (int i = 0; i < 3000 && !console_has(res, "MiB touched"); i++)
+		usleep(10000);
+	CU_ASSERT(console_has(res, "MiB touched"));
+	return vm;
+}
+
+static void stop_and_check(struct vm *vm, struct run_result *res)
+{
+	CU_ASSERT_EQUAL(vm_get_state(vm), VM_RUNNING);
+	vm_request_stop(vm, VM_SHUTDOWN, 0);
+	test_vm_finish(vm, res);
+	CU_ASSERT_EQUAL(res->state, VM_SHUTDOWN);
+	CU_ASSERT_EQUAL(res->exit_code, 0);
+	CU_ASSERT(!console_has(res, "lost write"));
+	if (console_has(res, "lost write"))
+		fprintf(stderr, "%s", res->console.text);
+}
+
+/*
+ * 10,000 single-page migrations while two vCPUs write everywhere. The
+ * guest's 512 pages are small enough that its writers often hit a page
+ * while it is protected: the stall path is exercised, not just the copy.
+ */
+static void test_migrate_pages_live(void)
+{
+	struct pool *pool = test_pool(64);
+	struct run_result res;
+	uint64_t seed = 42, moved = 0;
+	struct vm *vm = start_memloop(pool, &res, 4, 2);
+
+	CU_ASSERT_FATAL(vm != NULL);
+	CU_ASSERT_FATAL(vm->mig.wp_supported);
+	while (moved < 10000 && vm_get_state(vm) == VM_RUNNING) {
+		uint64_t page, old;
+		long frame = mm_alloc(pool->mm, NULL, 0, MIGRATE_MOVABLE, vm->owner);
+
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		page = 0x200000 + ((seed >> 33) % 0x200000 & ~4095ULL);
+		CU_ASSERT_FATAL(frame >= 0);
+		if (vm_migrate_page(vm, page, frame, &old) == 0) {
+			mm_free(pool->mm, NULL, old);
+			moved++;
+		} else {
+			mm_free(pool->mm, NULL, frame);
+		}
+	}
+	CU_ASSERT_EQUAL(moved, 10000);
+	CU_ASSERT_EQUAL(vm->migstats.pages, 10000);
+	CU_ASSERT(vm->mig.nr_stalls > 0);
+	stop_and_check(vm, &res);
+	CU_ASSERT(pool_is_whole(pool));
+	pool_close(pool);
+}
+
+/*
+ * The control: copy + remap without write-protect loses writes, and the
+ * guest catches it. Proves the test above can fail.
+ */
+static void test_copy_remap_loses_writes(void)
+{
+	struct pool *pool = test_pool(64);
+	struct run_result res;
+	uint64_t seed = 7;
+	struct vm *vm = start_memloop(pool, &res, 4, 2);
+
+	CU_ASSERT_FATAL(vm != NULL);
+	vm->mig.unsafe_no_wp = true;
+	for (int i = 0; i < 200000 && vm_get_state(vm) == VM_RUNNING; i++) {
+		long frame = mm_alloc(pool->mm, NULL, 0, MIGRATE_MOVABLE, vm->owner);
+		uint64_t old, page;
+
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		page = 0x200000 + ((seed >> 33) % 0x200000 & ~4095ULL);
+		if (vm_migrate_page(vm, page, frame, &old) == 0)
+			mm_free(pool->mm, NULL, old);
+		else
+			mm_free(pool->mm, NULL, frame);
+	}
+	vm_request_stop(vm, VM_SHUTDOWN, 0);
+	test_vm_finish(vm, &res);
+	CU_ASSERT_EQUAL(res.exit_code, GPMM_EXIT_FAIL);
+	CU_ASSERT(console_has(&res, "lost write"));
+	CU_ASSERT(pool_is_whole(pool));
+	pool_close(pool);
+}
+
+/* Compaction moves guest pages through the VM's owner callback. */
+static void test_compaction_moves_guest_pages(void)
+{
+	struct pool *pool = test_pool(32);
+	struct run_result res;
+	struct vm *vm = start_memloop(pool, &res, 12, 1);
+	long hog[64];
+	int n = 0;
+
+	CU_ASSERT_FATAL(vm != NULL);
+	/* punch holes below the guest so compaction has somewhere to go */
+	for (int i = 0; i < 64; i++)
+		hog[n++] = mm_alloc(pool->mm, NULL, 0, MIGRATE_MOVABLE, MM_NO_OWNER);
+	for (int i = 0; i < n; i += 2)
+		mm_free(pool->mm, NULL, hog[i]);
+	for (int round = 0; round < 3; round++)
+		mm_compact_all(pool->mm);
+	CU_ASSERT(vm->migstats.pages > 0);
+	stop_and_check(vm, &res);
+	for (int i = 1; i < n; i += 2)
+		mm_free(pool->mm, NULL, hog[i]);
+	CU_ASSERT(pool_is_whole(pool));
+	pool_close(pool);
+}
+
+/* Every 2 MiB range assembled live, then checked by the kernel's smaps. */
+static void test_assemble_ranges_live(void)
+{
+	struct pool *pool = test_pool(64);
+	struct run_result res;
+	struct vm *vm = start_memloop(pool, &res, 10, 2);
+	int done = 0;
+
+	CU_ASSERT_FATAL(vm != NULL);
+	for (uint64_t gpa = 0x200000; gpa < (10 << 20); gpa += 0x200000)
+		done += vm_assemble_range(vm, gpa) == 0;
+	CU_ASSERT_EQUAL(done, 4);
+	CU_ASSERT_EQUAL(vm_assemble_range(vm, 0x200000), -EALREADY);
+	CU_ASSERT_EQUAL(vm_assemble_range(vm, 0x201000), -EINVAL);
+	/* the guest's backing of a range is one aligned block, in order */
+	for (uint64_t i = 0; i < 512; i++)
+		CU_ASSERT_EQUAL(vm_gpa_to_frame(vm, 0x400000 + i * 4096),
+				vm_gpa_to_frame(vm, 0x400000) + (long)i);
+	CU_ASSERT_EQUAL(vm_gpa_to_frame(vm, 0x400000) % 512, 0);
+	usleep(300000);	/* the guest keeps writing over the new backings */
+	/* back to 4 KiB, then a single page moves on its own */
+	CU_ASSERT_EQUAL(vm_split_range(vm, 0x400000), 0);
+	CU_ASSERT_EQUAL(vm_split_range(vm, 0x400000), -EINVAL);
+	{
+		long frame = mm_alloc(pool->mm, NULL, 0, MIGRATE_MOVABLE, vm->owner);
+		uint64_t old;
+
+		CU_ASSERT_EQUAL(vm_migrate_page(vm, 0x400000 + 4096 * 7, frame, &old), 0);
+		mm_free(pool->mm, NULL, old);
+	}
+	stop_and_check(vm, &res);
+	CU_ASSERT(pool_is_whole(pool));
+	pool_close(pool);
+}
+
+/* A pinned page (a ring a device uses) stays where it is. */
+static void test_pinned_page_stays(void)
+{
+	struct pool *pool = test_pool(32);
+	struct run_result res;
+	struct vm *vm = start_memloop(pool, &res, 8, 1);
+	long before, frame;
+	uint64_t old;
+
+	CU_ASSERT_FATAL(vm != NULL);
+	before = vm_gpa_to_frame(vm, 0x300000);
+	CU_ASSERT_EQUAL(vm_pin_page(vm, 0x300000), 0);
+	frame = mm_alloc(pool->mm, NULL, 0, MIGRATE_MOVABLE, vm->owner);
+	CU_ASSERT_EQUAL(vm_migrate_page(vm, 0x300000, frame, &old), -EBUSY);
+	mm_free(pool->mm, NULL, frame);
+	CU_ASSERT_EQUAL(vm_assemble_range(vm, 0x200000), -EBUSY);
+	mm_compact_all(pool->mm);
+	CU_ASSERT_EQUAL(vm_gpa_to_frame(vm, 0x300000), before);
+	CU_ASSERT_EQUAL(vm_unpin_page(vm, 0x300000), 0);
+	CU_ASSERT_EQUAL(vm_unpin_page(vm, 0x300000), -EINVAL);
+	stop_and_check(vm, &res);
+	CU_ASSERT(pool_is_whole(pool));
+	pool_close(pool);
+}
+
+int register_migrate_suite(void)
+{
+	static const struct { const char *name; CU_TestFunc fn; } tests[] = {
+		{ "10,000 live page migrations", test_migrate_pages_live },
+		{ "copy + remap alone loses writes", test_copy_remap_loses_writes },
+		{ "compaction moves guest pages", test_compaction_moves_guest_pages },
+		{ "assemble 2 MiB ranges live", test_assemble_ranges_live },
+		{ "pinned page stays", test_pinned_page_stays },
+	};
+	CU_pSuite s = CU_add_suite("migrate", NULL, NULL);
+
+	if (!s)
+		return CU_get_error();
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+		if (!CU_add_test(s, tests[i].name, tests[i].fn))
+			return CU_get_error();
+	return 0;
+}

@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Moving guest pages while the vCPUs run, and assembling 2 MiB backings.
+ *
+ * The rule (DESIGN.md): no guest write may be lost and no vCPU may read a
+ * torn page. Copy + remap alone loses writes made between the copy and the
+ * remap, so the source is write-protected with userfaultfd first: a vCPU
+ * (or any thread) writing it blocks in the kernel; we copy, map the new
+ * frame with MAP_FIXED (KVM's MMU notifier drops the old EPT entry), and
+ * wake the waiters, whose retried write lands in the new frame. Reads go
+ * on meanwhile and see the old frame, which is intact until after the
+ * remap. The time a writer waits is the stall we report.
+ *
+ * One migration at a time per VM, under mem_lock: the fault thread never
+ * takes mem_lock for a write-protect fault, only mig.lock.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/userfaultfd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include "vmm/guest_mem.h"
+#include "vmm/vm.h"
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE	25
+#endif
+
+#define HUGE_PAGES	512
+#define HUGE_BYTES	(2ULL << 20)
+
+/* Called by the fault thread: a writer hit a protected page. */
+void migrate_wp_fault(struct vm *vm, uint64_t addr)
+{
+	struct uffdio_range range = { .start = addr, .len = MM_PAGE_SIZE };
+	bool ours;
+
+	pthread_mutex_lock(&vm->mig.lock);
+	ours = vm->mig.len && addr >= vm->mig.start &&
+	       addr - vm->mig.start < vm->mig.len;
+	if (ours && vm->mig.nr_waiting < 64)
+		vm->mig.waiting[vm->mig.nr_waiting++] = vm_now_ns();
+	pthread_mutex_unlock(&vm->mig.lock);
+	/* the migration is over already: its page is writable again */
+	if (!ours)
+		ioctl(vm->uffd, UFFDIO_WAKE, &range);
+}
+
+static int protect(struct vm *vm, uint64_t start, uint64_t len)
+{
+	struct uffdio_register reg = {
+		.range = { start, len }, .mode = UFFDIO_REGISTER_MODE_WP,
+	};
+	struct uffdio_writeprotect wp = {
+		.range = { start, len }, .mode = UFFDIO_WRITEPROTECT_MODE_WP,
+	};
+
+	if (!vm->mig.wp_supported)
+		return -EOPNOTSUPP;
+	if (vm->mig.unsafe_no_wp)
+		return 0;
+	pthread_mutex_lock(&vm->mig.lock);
+	vm->mig.start = start;
+	vm->mig.len = len;
+	vm->mig.nr_waiting = 0;
+	pthread_mutex_unlock(&vm->mig.lock);
+	if (ioctl(vm->uffd, UFFDIO_REGISTER, &reg) < 0 ||
+	    ioctl(vm->uffd, UFFDIO_WRITEPROTECT, &wp) < 0) {
+		int ret = -errno;
+
+		pthread_mutex_lock(&vm->mig.lock);
+		vm->mig.len = 0;
+		pthread_mutex_unlock(&vm->mig.lock);
+		return ret;
+	}
+	return 0;
+}
+
+/*
+ * The new mapping replaced the protected one: close the window, wake the
+ * writers, and record how long each waited.
+ */
+static void release(struct vm *vm)
+{
+	struct uffdio_range range;
+	uint64_t now;
+
+	pthread_mutex_lock(&vm->mig.lock);
+	range = (struct uffdio_range){ vm->mig.start, vm->mig.len };
+	vm->mig.len = 0;
+	pthread_mutex_unlock(&vm->mig.lock);
+	ioctl(vm->uffd, UFFDIO_WAKE, &range);
+	now = vm_now_ns();
+	pthread_mutex_lock(&vm->mig.lock);
+	for (unsigned int i = 0; i < vm->mig.nr_waiting; i++)
+		vm->mig.stall_ns[vm->mig.nr_stalls++ % VM_STALL_SAMPLES] =
+			now - vm->mig.waiting[i];
+	vm->mig.nr_waiting = 0;
+	pthread_mutex_unlock(&vm->mig.lock);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+uint64_t vm_stall_percentile(struct vm *vm, double pct)
+{
+	uint64_t n, *copy, v;
+
+	pthread_mutex_lock(&vm->mig.lock);
+	n = vm->mig.nr_stalls < VM_STALL_SAMPLES ? vm->mig.nr_stalls : VM_STALL_SAMPLES;
+	copy = n ? malloc(n * sizeof(*copy)) : NULL;
+	if (copy)
+		memcpy(copy, vm->mig.stall_ns, n * sizeof(*copy));
+	pthread_mutex_unlock(&vm->mig.lock);
+	if (!copy)
+		return 0;
+	qsort(copy, n, sizeof(*copy), cmp_u64);
+	v = copy[(uint64_t)((double)(n - 1) * pct / 100.0)];
+	free(copy);
+	return v;
+}
+
+static void count_failure(struct vm *vm, int ret)
+{
+	if (ret == -EBUSY)
+		vm->migstats.fail_busy++;
+	else if (ret == -ENOENT)
+		vm->migstats.fail_gone++;
+	else
+		vm->migstats.fail_other++;
+}
+
+/* mem_lock held. */
+static int __migrate_page(struct vm *vm, struct vm_region *r, uint64_t idx,
+			  uint64_t new_frame, uint64_t *old)
+{
+	uint8_t *hva = r->hva + (idx << MM_PAGE_SHIFT);
+	struct mm_frame_info info;
+	uint32_t from = r->backing[idx];
+	int ret;
+
+	if (from == NIL_FRAME)
+		return -ENOENT;
+	if (r->huge[idx / HUGE_PAGES] ||
+	    (mm_frame_info(vm->pool->mm, from, &info) == 0 && info.pins))
+		return -EBUSY;
+	ret = protect(vm, (uintptr_t)hva, MM_PAGE_SIZE);
+	if (ret)
+		return ret;
+	memcpy(pool_frame_ptr(vm->pool, new_frame), pool_frame_ptr(vm->pool, from),
+	       MM_PAGE_SIZE);
+	ret = gmem_map(vm, hva, new_frame, MM_PAGE_SIZE);
+	release(vm);
+	if (ret)
+		return ret;
+	r->backing[idx] = (uint32_t)new_frame;
+	vm->pool->gpa_of[new_frame] = vm->pool->gpa_of[from];
+	vm->pool->gpa_of[from] = 0;
+	vm->migstats.pages++;
+	vm->migstats.bytes += MM_PAGE_SIZE;
+	*old = from;
+	return 0;
+}
+
+int vm_migrate_page(struct vm *vm, uint64_t gpa, uint64_t new_frame,
+		    uint64_t *old)
+{
+	struct vm_region *r = gmem_region(vm, gpa, 1);
+	int ret;
+
+	if (!r || new_frame >= mm_pool_frames(vm->pool->mm))
+		return -EINVAL;
+	pthread_mutex_lock(&vm->mem_lock);
+	ret = __migrate_page(vm, r, (gpa - r->gpa) >> MM_PAGE_SHIFT, new_frame, old);
+	if (ret)
+		count_failure(vm, ret);
+	pthread_mutex_unlock(&vm->mem_lock);
+	return ret;
+}
+
+/*
+ * The owner callback compaction and lumpy reclaim call for guest RAM: find
+ * the guest page @old backs and move it live. The allocator frees @old.
+ */
+static int ram_migrate(void *priv, uint64_t old, uint64_t new, unsigned int order)
+{
+	struct vm *vm = priv;
+	uint64_t gpa1 = vm->pool->gpa_of[old], from;
+	int ret;
+
+	if (order || !gpa1)
+		return order ? -EBUSY : -ENOENT;
+	ret = vm_migrate_page(vm, gpa1 - 1, new, &from);
+	if (!ret && from != old)
+		return -EIO;	/* cannot happen: gpa_of and backing agree */
+	return ret;
+}
+
+const struct mm_owner_ops vm_ram_owner_ops = { .migrate = ram_migrate };
+
+/* mem_lock held: every page of the range backed, none pinned. */
+static int __range_ready(struct vm *vm, struct vm_region *r, uint64_t idx0)
+{
+	for (uint64_t i = 0; i < HUGE_PAGES; i++) {
+		uint32_t f = r->backing[idx0 + i];
+		struct mm_frame_info info;
+
+		if (f == NIL_FRAME)
+			return -ENOENT;
+		if (mm_frame_info(vm->pool->mm, f, &info) || info.pins)
+			return -EBUSY;
+	}
+	return 0;
+}
+
+/*
+ * One write-protect, 512 copies, one 2 MiB mapping of the new block, one
+ * wake; then MADV_COLLAPSE turns the block into a host huge page mapped
+ * by one PMD (DESIGN.md: it ignores the sysfs THP setting).
+ */
+static int __assemble(struct vm *vm, struct vm_region *r, uint64_t idx0,
+		      uint64_t block)
+{
+	uint8_t *hva = r->hva + (idx0 << MM_PAGE_SHIFT);
+	uint64_t gpa = r->gpa + (idx0 << MM_PAGE_SHIFT);
+	uint32_t old[HUGE_PAGES];
+	int ret;
+
+	ret = protect(vm, (uintptr_t)hva, HUGE_BYTES);
+	if (ret)
+		return ret;
+	for (uint64_t i = 0; i < HUGE_PAGES; i++) {
+		old[i] = r->backing[idx0 + i];
+		memcpy(pool_frame_ptr(vm->pool, block + i),
+		       pool_frame_ptr(vm->pool, old[i]), MM_PAGE_SIZE);
+	}
+	ret = gmem_map(vm, hva, block, HUGE_BYTES);
+	release(vm);
+	if (ret)
+		return ret;
+	for (uint64_t i = 0; i < HUGE_PAGES; i++) {
+		r->backing[idx0 + i] = (uint32_t)(block + i);
+		vm->pool->gpa_of[old[i]] = 0;
+		vm->pool->gpa_of[block + i] = gpa + (i << MM_PAGE_SHIFT) + 1;
+		mm_free(vm->pool->mm, NULL, old[i]);
+	}
+	r->huge[idx0 / HUGE_PAGES] = 1;
+	return 0;
+}
+
+int vm_assemble_range(struct vm *vm, uint64_t gpa)
+{
+	struct vm_region *r = gmem_region(vm, gpa, HUGE_BYTES);
+	uint64_t idx0, t0 = vm_now_ns();
+	long block;
+	int ret;
+
+	if (!r || (gpa & (HUGE_BYTES - 1)) || ((gpa - r->gpa) & (HUGE_BYTES - 1)))
+		return -EINVAL;
+	idx0 = (gpa - r->gpa) >> MM_PAGE_SHIFT;
+	if (r->huge[idx0 / HUGE_PAGES])
+		return -EALREADY;
+	/* before mem_lock: direct compaction may call back into this VM */
+	block = mm_alloc(vm->pool->mm, NULL, MM_PAGEBLOCK_ORDER, MIGRATE_MOVABLE,
+			 vm->owner);
+	if (block < 0) {
+		vm->migstats.assemble_fail_nomem++;
+		return (int)block;
+	}
+	pthread_mutex_lock(&vm->mem_lock);
+	ret = r->huge[idx0 / HUGE_PAGES] ? -EALREADY : __range_ready(vm, r, idx0);
+	if (!ret)
+		ret = __assemble(vm, r, idx0, block);
+	pthread_mutex_unlock(&vm->mem_lock);
+	if (ret) {
+		if (ret == -EBUSY)
+			vm->migstats.assemble_fail_busy++;
+		mm_free(vm->pool->mm, NULL, block);
+		return ret;
+	}
+	if (madvise(r->hva + (idx0 << MM_PAGE_SHIFT), HUGE_BYTES, MADV_COLLAPSE))
+		vm->migstats.collapse_fail++;
+	vm->migstats.ranges_assembled++;
+	vm->migstats.pages += HUGE_PAGES;
+	vm->migstats.bytes += HUGE_BYTES;
+	t0 = vm_now_ns() - t0;
+	if (t0 > vm->migstats.range_ns_max)
+		vm->migstats.range_ns_max = t0;
+	return 0;
+}
+
+/*
+ * Back to 4 KiB: the block becomes 512 order-0 allocations in place (no
+ * copy), so that one page can leave (balloon, reclaim) or move on its own.
+ */
+int vm_split_range(struct vm *vm, uint64_t gpa)
+{
+	struct vm_region *r = gmem_region(vm, gpa, HUGE_BYTES);
+	uint64_t idx0;
+	int ret;
+
+	if (!r || (gpa & (HUGE_BYTES - 1)))
+		return -EINVAL;
+	idx0 = (gpa - r->gpa) >> MM_PAGE_SHIFT;
+	pthread_mutex_lock(&vm->mem_lock);
+	ret = r->huge[idx0 / HUGE_PAGES] ? mm_split(vm->pool->mm, r->backing[idx0])
+					 : -EINVAL;
+	if (!ret) {
+		r->huge[idx0 / HUGE_PAGES] = 0;
+		vm->migstats.ranges_split++;
+	}
+	pthread_mutex_unlock(&vm->mem_lock);
+	return ret;
+}
+
+static int pin_op(struct vm *vm, uint64_t gpa, bool pin)
+{
+	long frame = vm_gpa_to_frame(vm, gpa);
+	struct vm_region *r = gmem_region(vm, gpa, 1);
+	int ret;
+
+	if (frame < 0)
+		return (int)frame;
+	/* a page of a 2 MiB backing pins the whole block */
+	if (r->huge[((gpa - r->gpa) >> MM_PAGE_SHIFT) / HUGE_PAGES])
+		frame = r->backing[((gpa - r->gpa) >> MM_PAGE_SHIFT) & ~511ULL];
+	do {
+		ret = pin ? mm_pin(vm->pool->mm, frame) : mm_unpin(vm->pool->mm, frame);
+	} while (ret == -EAGAIN);
+	return ret;
+}
+
+int vm_pin_page(struct vm *vm, uint64_t gpa)
+{
+	return pin_op(vm, gpa, true);
+}
+
+int vm_unpin_page(struct vm *vm, uint64_t gpa)
+{
+	return pin_op(vm, gpa, false);
+}
