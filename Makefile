@@ -40,6 +40,9 @@ VMM_SRCS   := vmm/pool.c \
               vmm/kvm.c \
               vmm/guest_mem.c \
               vmm/migrate.c \
+              vmm/huge_backing.c \
+              vmm/assembler.c \
+              vmm/report.c \
               vmm/boot.c \
               vmm/vcpu.c \
               vmm/vm.c \
@@ -48,6 +51,7 @@ VMM_SRCS   := vmm/pool.c \
               vmm/qmp_client.c \
               vmm/daemon.c \
               vmm/cmd_vm.c \
+              vmm/cmd_frag.c \
               devices/device.c \
               devices/serial8250.c \
               devices/debugport.c

@@ -217,6 +217,24 @@ struct mm_stats {
 
 int mm_stats(struct mm_pool *pool, struct mm_stats *st);
 
+/* One pageblock as the reports and the picture see it. */
+#define MM_OWNER_MIXED	UINT32_MAX
+struct mm_pageblock_info {
+	enum mm_migratetype mt;		/* the pageblock's type */
+	uint8_t alloc_types;		/* bit (1 << type) per type allocated in it */
+	uint32_t owner;			/* MM_NO_OWNER, one owner, or MM_OWNER_MIXED */
+	uint16_t free_pages;		/* on the buddy lists */
+	uint16_t used_pages;		/* allocated (cached pages count as neither) */
+	bool whole;			/* one allocation covers the whole block */
+};
+
+typedef void (*mm_pageblock_fn)(void *opaque, uint64_t pb,
+				const struct mm_pageblock_info *info);
+
+/* Call @fn for every pageblock, from a consistent snapshot (Linux's
+ * walk_zones_in_node feeding /proc/pagetypeinfo). */
+int mm_pageblock_walk(struct mm_pool *pool, mm_pageblock_fn fn, void *opaque);
+
 /*
  * Formulas of Linux's mm/vmstat.c over a snapshot. The unusable free space
  * index is in [0, 1]; the fragmentation index is in [0, 1], or -1 when a

@@ -222,3 +222,67 @@ void mm_print_pagetypeinfo(const struct mm_stats *st, const char *name,
 		fprintf(f, "%12llu ", (unsigned long long)st->pageblocks_type[t]);
 	fputc('\n', f);
 }
+
+static void note_block(struct mm_pageblock_info *pbi, uint64_t pfn,
+		       const struct mm_frame *f)
+{
+	uint64_t first = pfn >> MM_PAGEBLOCK_ORDER;
+	uint64_t last = (pfn + (1UL << f->order) - 1) >> MM_PAGEBLOCK_ORDER;
+
+	for (uint64_t pb = first; pb <= last; pb++) {
+		struct mm_pageblock_info *i = &pbi[pb];
+		uint64_t pages = f->order >= MM_PAGEBLOCK_ORDER ?
+				 MM_PAGEBLOCK_PAGES : 1UL << f->order;
+
+		i->alloc_types |= 1U << f->mt;
+		i->used_pages += pages;
+		i->whole = f->order >= MM_PAGEBLOCK_ORDER;
+		if (i->owner == MM_NO_OWNER)
+			i->owner = f->owner;
+		else if (i->owner != f->owner)
+			i->owner = MM_OWNER_MIXED;
+	}
+}
+
+static void __pageblock_infos(struct mm_pool *pool, struct mm_pageblock_info *pbi)
+{
+	for (uint64_t pb = 0; pb < pool->nr_pageblocks; pb++)
+		pbi[pb].mt = get_pageblock_migratetype(pool, pb << MM_PAGEBLOCK_ORDER);
+	for (uint64_t pfn = 0; pfn < pool->nr_frames;) {
+		const struct mm_frame *f = &pool->frames[pfn];
+
+		switch (frame_state(f)) {
+		case MM_FRAME_ALLOC:
+			note_block(pbi, pfn, f);
+			pfn += 1UL << f->order;
+			break;
+		case MM_FRAME_FREE:
+			for (uint64_t p = pfn; p < pfn + (1UL << f->order);
+			     p += MM_PAGEBLOCK_PAGES)
+				pbi[p >> MM_PAGEBLOCK_ORDER].free_pages +=
+					f->order >= MM_PAGEBLOCK_ORDER ?
+					MM_PAGEBLOCK_PAGES : 1U << f->order;
+			pfn += 1UL << f->order;
+			break;
+		default:
+			pfn++;
+		}
+	}
+}
+
+int mm_pageblock_walk(struct mm_pool *pool, mm_pageblock_fn fn, void *opaque)
+{
+	struct mm_pageblock_info *pbi = calloc(pool->nr_pageblocks, sizeof(*pbi));
+
+	if (!pbi)
+		return -ENOMEM;
+	pcp_lock_all(pool);
+	pthread_mutex_lock(&pool->lock);
+	__pageblock_infos(pool, pbi);
+	pthread_mutex_unlock(&pool->lock);
+	pcp_unlock_all(pool);
+	for (uint64_t pb = 0; pb < pool->nr_pageblocks; pb++)
+		fn(opaque, pb, &pbi[pb]);
+	free(pbi);
+	return 0;
+}

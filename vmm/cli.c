@@ -33,6 +33,7 @@ static const struct cli_cmd top_cmds[] = {
 	{ "stop", cmd_stop, "stop a VM for good (QMP quit)" },
 	{ "pause", cmd_pause, "pause a VM (QMP stop)" },
 	{ "resume", cmd_resume, "resume a paused VM (QMP cont)" },
+	{ "frag", cmd_frag, "fragmentation report of a VM or a daemon" },
 	{ "bench", cmd_bench, "measure: gpmm bench frag|alloc|boot|fault|trace-gen" },
 	{ "help", cmd_help, "this text" },
 	{ 0 }

@@ -11,5 +11,6 @@ int cmd_status(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
 int cmd_pause(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
+int cmd_frag(int argc, char **argv);
 
 #endif

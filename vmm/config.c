@@ -16,6 +16,9 @@ void config_defaults(struct vm_config *cfg)
 	cfg->ram_bytes = CONFIG_DEFAULT_RAM;
 	cfg->cpus = 1;
 	cfg->pool_bytes = CONFIG_DEFAULT_POOL;
+	cfg->huge = true;
+	cfg->huge_rate = 0;
+	cfg->huge_target = 100;
 }
 
 int config_parse_size(const char *s, uint64_t *out)
@@ -83,6 +86,21 @@ static int set_name(struct vm_config *cfg, const char *value)
 	return set_string(cfg->name, sizeof(cfg->name), value);
 }
 
+static int parse_uint(const char *value, unsigned long max, unsigned int *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!isdigit((unsigned char)*value))
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(value, &end, 10);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*out = (unsigned int)v;
+	return 0;
+}
+
 static int set_cpus(struct vm_config *cfg, const char *value)
 {
 	char *end;
@@ -123,6 +141,18 @@ int config_set(struct vm_config *cfg, const char *key, const char *value,
 	} else if (!strcmp(key, "prefault")) {
 		ret = config_parse_bool(value, &cfg->prefault);
 		want = "yes or no";
+	} else if (!strcmp(key, "huge")) {
+		ret = config_parse_bool(value, &cfg->huge);
+		want = "yes or no";
+	} else if (!strcmp(key, "huge_fill")) {
+		ret = config_parse_bool(value, &cfg->huge_fill);
+		want = "yes or no";
+	} else if (!strcmp(key, "huge_rate")) {
+		ret = parse_uint(value, 1000000, &cfg->huge_rate);
+		want = "2 MiB ranges per second, 0 for no limit";
+	} else if (!strcmp(key, "huge_target")) {
+		ret = parse_uint(value, 100, &cfg->huge_target);
+		want = "a percentage, 0 to 100";
 	} else {
 		snprintf(err, errlen, "unknown key '%s'", key);
 		return -EINVAL;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * VM configuration from the command line and from INI files (inih); both
- * speak the same keys: name, ram, cpus, kernel, pool, prefault, qmp.
+ * speak the same keys: name, ram, cpus, kernel, pool, prefault, qmp, and
+ * the 2 MiB assembly policy: huge, huge_fill, huge_rate, huge_target.
  */
 #ifndef GPMM_CONFIG_H
 #define GPMM_CONFIG_H

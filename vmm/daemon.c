@@ -21,6 +21,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "vmm/assembler.h"
 #include "vmm/daemon.h"
 
 #define CONSOLE_PIPE_SIZE	(1 << 20)
@@ -85,6 +86,10 @@ int daemon_init(struct daemon *d, struct pool *pool, const char *sock_path,
 	if (d->sigfd < 0) {
 		snprintf(err, errlen, "signalfd: %s", strerror(errno));
 		return -errno;
+	}
+	if (assembler_start(&d->assembler, 20)) {
+		snprintf(err, errlen, "cannot start the 2 MiB assembler");
+		return -ENOMEM;
 	}
 	if (sock_path) {
 		d->listen_fd = daemon_listen(sock_path, err, errlen);
@@ -186,6 +191,8 @@ int daemon_add_vm(struct daemon *d, const struct vm_config *cfg,
 	v->next = d->vms;
 	d->vms = v;
 	ret = vm_start(v->vm);
+	if (!ret)
+		assembler_add(d->assembler, v->vm);
 	if (out)
 		*out = v;
 	return 0;
@@ -264,6 +271,7 @@ static void finish_vm(struct daemon *d, struct dvm *v)
 	for (struct conn *c = d->conns; c; c = c->next)
 		if (c->vm == v)
 			c->dead = true;
+	assembler_remove(d->assembler, vm);
 	if (d->print_stats) {
 		print_vm_stats(vm);
 		print_pool(d, "with the VM's memory still held");
@@ -430,6 +438,8 @@ int daemon_loop(struct daemon *d)
 
 void daemon_fini(struct daemon *d)
 {
+	assembler_stop(d->assembler);
+	d->assembler = NULL;
 	for (struct dvm *v = d->vms; v; v = v->next)
 		if (v->vm)
 			vm_request_stop(v->vm, VM_SHUTDOWN, 0);

@@ -57,6 +57,7 @@ struct daemon {
 	int last_exit_code;
 	bool verbose;
 	bool print_stats;	/* pool and VM statistics as each VM ends */
+	struct assembler *assembler;
 };
 
 int daemon_init(struct daemon *d, struct pool *pool, const char *sock_path,

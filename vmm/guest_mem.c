@@ -84,8 +84,9 @@ int gmem_init(struct vm *vm, char *err, size_t errlen)
 
 		r->backing = malloc(pages * sizeof(*r->backing));
 		r->huge = calloc((pages >> 9) + 1, 1);
+		r->populated = calloc((pages >> 9) + 1, sizeof(*r->populated));
 		r->hva = reserve_window(r->size);
-		if (!r->backing || !r->huge || !r->hva) {
+		if (!r->backing || !r->huge || !r->populated || !r->hva) {
 			snprintf(err, errlen, "cannot reserve %llu MiB of address space",
 				 (unsigned long long)(r->size >> 20));
 			return -ENOMEM;
@@ -170,6 +171,7 @@ int __gmem_populate(struct vm *vm, struct vm_region *r, uint64_t idx,
 	r->backing[idx] = (uint32_t)frame;
 	vm->pool->gpa_of[frame] = r->gpa + (idx << MM_PAGE_SHIFT) + 1;
 	vm->stats.populated_pages++;
+	r->populated[idx >> 9]++;
 	return 0;
 }
 
@@ -462,8 +464,10 @@ void gmem_destroy(struct vm *vm)
 			munmap(r->hva, r->size);
 		free(r->backing);
 		free(r->huge);
+		free(r->populated);
 		r->backing = NULL;
 		r->huge = NULL;
+		r->populated = NULL;
 		r->hva = NULL;
 	}
 	vm->stats.populated_pages = 0;

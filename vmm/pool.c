@@ -6,9 +6,14 @@
 
 #include "vmm/pool.h"
 
+/*
+ * A VMM's pool groups by mobility and uses every means to make 2 MiB
+ * blocks; plain buddy (grouping off) is there to measure against.
+ */
 int pool_open(uint64_t size, bool grouping, struct pool **out)
 {
 	struct mm_pool_config cfg = { .size = size, .grouping = grouping,
+				      .policy = grouping ? MM_POLICY_ALL : 0,
 				      .name = "gpmm-pool" };
 	struct pool *pool = calloc(1, sizeof(*pool));
 	int err;

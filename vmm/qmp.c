@@ -17,6 +17,7 @@
 
 #include "vmm/config.h"
 #include "vmm/daemon.h"
+#include "vmm/report.h"
 
 #define QMP_MAX_MESSAGE	(1 << 20)
 
@@ -324,6 +325,30 @@ static json_t *cmd_vm_create(struct conn *c, json_t *args, struct qmp_err *e)
 	return json_pack("{s:s, s:s}", "name", cfg.name, "qmp", v->qmp_path);
 }
 
+/* The fragmentation report: this socket's VM, the named one, or all. */
+static json_t *cmd_query_fragmentation(struct conn *c, json_t *args, struct qmp_err *e)
+{
+	const char *name = json_string_value(json_object_get(args, "vm"));
+	bool map = json_is_true(json_object_get(args, "map"));
+	struct vm *vms[256];
+	unsigned int nr = 0;
+	json_t *r;
+
+	if (c->vm || name) {
+		struct dvm *v = target_vm(c, args, e);
+
+		if (!v)
+			return NULL;
+		vms[nr++] = v->vm;
+	} else {
+		for (struct dvm *v = c->d->vms; v && nr < 256; v = v->next)
+			if (!v->ended)
+				vms[nr++] = v->vm;
+	}
+	r = report_build(c->d->pool, vms, nr, map);
+	return r ? r : fail(e, "GenericError", "out of memory");
+}
+
 static const struct qmp_cmd qmp_cmds[] = {
 	{ "qmp_capabilities", cmd_capabilities },
 	{ "query-status", cmd_query_status },
@@ -335,6 +360,7 @@ static const struct qmp_cmd qmp_cmds[] = {
 	{ "query-name", cmd_query_name },
 	{ "query-version", cmd_query_version },
 	{ "query-gpmm-pool", cmd_query_pool },
+	{ "query-fragmentation", cmd_query_fragmentation },
 	{ "query-gpmm-vms", cmd_query_vms, .daemon_only = true },
 	{ "gpmm-vm-create", cmd_vm_create, .daemon_only = true },
 	{ 0 }

@@ -135,7 +135,6 @@ int vm_create(const struct vm_config *cfg, struct pool *pool,
 	vm->stats.create_ns = vm_now_ns();
 	vm->cfg = *cfg;
 	vm->pool = pool;
-	vm->assemble = true;
 	vm->fd = vm->uffd = vm->uffd_stop = -1;
 	pthread_mutex_init(&vm->mem_lock, NULL);
 	pthread_mutex_init(&vm->mig.lock, NULL);

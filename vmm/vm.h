@@ -31,6 +31,11 @@ struct vm_config {
 	uint64_t pool_bytes;	/* for a `gpmm run` that makes its own pool */
 	bool prefault;
 	char qmp_path[108];	/* sun_path */
+	/* 2 MiB assembly policy */
+	bool huge;		/* assemble at all (default yes) */
+	bool huge_fill;		/* populate partly touched ranges to assemble them */
+	unsigned int huge_rate;	/* ranges per second at most, 0 = no limit */
+	unsigned int huge_target;	/* stop at this % of populated RAM */
 };
 
 enum vm_state {
@@ -47,6 +52,7 @@ struct vm_region {
 	uint8_t *hva;		/* 2 MiB aligned window */
 	uint32_t *backing;	/* frame per guest page, NIL_FRAME = none */
 	uint8_t *huge;		/* per 2 MiB range: backed by one order-9 block */
+	uint16_t *populated;	/* per 2 MiB range: pages backed */
 };
 
 #define VM_STALL_SAMPLES	65536
@@ -135,7 +141,7 @@ struct vm {
 	struct vm_stats stats;
 	struct vm_migration mig;
 	struct vm_migstats migstats;
-	bool assemble;			/* 2 MiB assembly wanted (default on) */
+	uint64_t assemble_budget_ns;	/* rate limit bookkeeping */
 };
 
 /* Errors come back as -errno with a sentence in @err. */
@@ -181,6 +187,16 @@ int vm_pin_page(struct vm *vm, uint64_t gpa);
 int vm_unpin_page(struct vm *vm, uint64_t gpa);
 /* Stall percentile (0..100) over recent migrations, in ns. */
 uint64_t vm_stall_percentile(struct vm *vm, double pct);
+/* Pages backed in the aligned 2 MiB range at @gpa (0..512), -1 if none. */
+int vm_range_populated(struct vm *vm, uint64_t gpa, bool *huge);
+/* Bytes backed by 2 MiB blocks, by our bookkeeping. */
+uint64_t vm_huge_bytes(struct vm *vm);
+/*
+ * The kernel's view: ShmemPmdMapped of the VM's windows in
+ * /proc/self/smaps, bytes. -errno if it cannot be read.
+ */
+int64_t vm_huge_bytes_kernel(struct vm *vm);
+
 /* The pool owner ops of guest RAM. */
 extern const struct mm_owner_ops vm_ram_owner_ops;
 

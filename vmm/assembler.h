@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The 2 MiB assembler: one thread per daemon that walks every VM's
+ * aligned 2 MiB ranges and moves scattered ones onto one order-9 block.
+ */
+#ifndef GPMM_ASSEMBLER_H
+#define GPMM_ASSEMBLER_H
+
+#include "vmm/vm.h"
+
+struct assembler;
+
+int assembler_start(struct assembler **out, unsigned int interval_ms);
+void assembler_stop(struct assembler *a);
+int assembler_add(struct assembler *a, struct vm *vm);
+/* Returns once the assembler no longer touches @vm. */
+void assembler_remove(struct assembler *a, struct vm *vm);
+/* One pass over @vm now (tests, benchmarks); ranges assembled. */
+unsigned int assembler_pass(struct vm *vm);
+
+#endif

@@ -1,0 +1,405 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Fragmentation report. One walk over the pool's pageblocks (mm's walker,
+ * as vmstat.c's walk_zones_in_node) feeds the host figures, each VM's
+ * view of the blocks it touches, and the picture.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmm/report.h"
+
+static const char type_char[MIGRATE_TYPES] = { 'U', 'R', 'M' };
+
+struct walk {
+	struct mm_pageblock_info *pbi;
+	uint64_t nr;
+};
+
+static void collect(void *opaque, uint64_t pb, const struct mm_pageblock_info *info)
+{
+	struct walk *w = opaque;
+
+	w->pbi[pb] = *info;
+}
+
+static json_t *orders_json(const uint64_t *counts)
+{
+	json_t *a = json_array();
+
+	for (unsigned int o = 0; o < MM_MAX_ORDER; o++)
+		json_array_append_new(a, json_integer((json_int_t)counts[o]));
+	return a;
+}
+
+static json_t *by_type(const uint64_t *v)
+{
+	json_t *o = json_object();
+
+	for (int t = 0; t < MIGRATE_TYPES; t++)
+		json_object_set_new(o, mm_migratetype_name(t), json_integer((json_int_t)v[t]));
+	return o;
+}
+
+static char *proc_text(const struct mm_stats *st, bool pagetype)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	if (pagetype)
+		mm_print_pagetypeinfo(st, "gpmm", f);
+	else
+		mm_print_buddyinfo(st, "gpmm", f);
+	fclose(f);
+	return buf;
+}
+
+static json_t *host_json(struct pool *pool, const struct mm_stats *st)
+{
+	const struct mm_counters *c = &st->counters;
+	char *bi = proc_text(st, false), *pti = proc_text(st, true);
+	json_t *types = json_object(), *h;
+
+	for (int t = 0; t < MIGRATE_TYPES; t++)
+		json_object_set_new(types, mm_migratetype_name(t),
+				    orders_json(st->nr_free_type[t]));
+	h = json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:f, s:f, s:f, s:b, s:s, s:s}",
+		"pool_bytes", (json_int_t)(st->frames << MM_PAGE_SHIFT),
+		"free_bytes", (json_int_t)(st->free_pages << MM_PAGE_SHIFT),
+		"pageblocks", (json_int_t)st->pageblocks,
+		"buddyinfo", orders_json(st->nr_free),
+		"pagetypeinfo", types,
+		"pageblocks_by_type", by_type(st->pageblocks_type),
+		"mixed_pageblocks", (json_int_t)st->mixed_pageblocks,
+		"unusable_index_9", mm_unusable_index(st, MM_PAGEBLOCK_ORDER),
+		"fragmentation_index_9", mm_fragmentation_index(st, MM_PAGEBLOCK_ORDER),
+		"fragmentation_score", mm_fragmentation_score(st),
+		"grouping", st->grouping,
+		"buddyinfo_text", bi ? bi : "",
+		"pagetypeinfo_text", pti ? pti : "");
+	json_object_set_new(h, "counters", json_pack(
+		"{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		"compact_stall", (json_int_t)c->compact_stall,
+		"compact_success", (json_int_t)c->compact_success,
+		"compact_fail", (json_int_t)c->compact_fail,
+		"pgmigrate_success", (json_int_t)c->pgmigrate_success,
+		"pgmigrate_fail", (json_int_t)c->pgmigrate_fail,
+		"lumpy_attempt", (json_int_t)c->lumpy_attempt,
+		"lumpy_success", (json_int_t)c->lumpy_success,
+		"reclaim_success", (json_int_t)c->reclaim_success,
+		"reclaim_fail", (json_int_t)c->reclaim_fail,
+		"claim_block", (json_int_t)c->claim_block,
+		"fallbacks", (json_int_t)(c->fallback[0] + c->fallback[1] + c->fallback[2]),
+		"pageblock_steal", (json_int_t)c->pageblock_steal,
+		"kcompactd_wake", (json_int_t)c->kcompactd_wake));
+	free(bi);
+	free(pti);
+	return h;
+}
+
+/* Mark the pageblocks this VM's frames sit in. */
+static void vm_blocks(struct vm *vm, uint8_t *touched)
+{
+	pthread_mutex_lock(&vm->mem_lock);
+	for (unsigned int i = 0; i < vm->nr_regions; i++) {
+		const struct vm_region *r = &vm->regions[i];
+
+		for (uint64_t idx = 0; idx < r->size >> MM_PAGE_SHIFT; idx++)
+			if (r->backing[idx] != NIL_FRAME)
+				touched[r->backing[idx] >> MM_PAGEBLOCK_ORDER] = 1;
+	}
+	pthread_mutex_unlock(&vm->mem_lock);
+}
+
+static json_t *vm_json(struct vm *vm, const struct walk *w, uint8_t *touched)
+{
+	const struct vm_migstats *m = &vm->migstats;
+	uint64_t pop = vm->stats.populated_pages << MM_PAGE_SHIFT;
+	uint64_t huge = vm_huge_bytes(vm), blocks[MIGRATE_TYPES] = { 0 }, mixed = 0;
+	uint64_t in_type[MIGRATE_TYPES] = { 0 }, ranges = 0, ranges_pop = 0, ranges_full = 0;
+	int64_t kernel = vm_huge_bytes_kernel(vm);
+	json_t *j;
+
+	memset(touched, 0, w->nr);
+	vm_blocks(vm, touched);
+	for (uint64_t pb = 0; pb < w->nr; pb++) {
+		const struct mm_pageblock_info *i = &w->pbi[pb];
+
+		if (!touched[pb])
+			continue;
+		blocks[i->mt]++;
+		in_type[i->mt] += i->used_pages;
+		if (i->alloc_types & (i->alloc_types - 1))
+			mixed++;
+	}
+	for (unsigned int r = 0; r < vm->nr_regions; r++)
+		for (uint64_t g = 0; g < vm->regions[r].size >> 21; g++) {
+			uint16_t n = vm->regions[r].populated[g];
+
+			ranges++;
+			ranges_pop += n > 0;
+			ranges_full += n == 512;
+		}
+	j = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:b}",
+		"name", vm->cfg.name, "status", vm_state_name(vm_get_state(vm)),
+		"ram_bytes", (json_int_t)vm->cfg.ram_bytes,
+		"populated_bytes", (json_int_t)pop,
+		"huge_backed_bytes", (json_int_t)(kernel >= 0 ? kernel : 0),
+		"huge_backed_bytes_bookkeeping", (json_int_t)huge,
+		"huge_backed_pct", pop ? 100.0 * (double)(kernel >= 0 ? kernel : 0) / (double)pop : 0.0,
+		"kernel_agrees", kernel >= 0 && (uint64_t)kernel >= huge);
+	json_object_set_new(j, "frames_by_type", json_pack("{s:I, s:I, s:I}",
+		"Unmovable", (json_int_t)0, "Reclaimable", (json_int_t)0,
+		"Movable", (json_int_t)vm->stats.populated_pages));
+	json_object_set_new(j, "pages_in_pageblocks_of_type", by_type(in_type));
+	json_object_set_new(j, "pageblocks_by_type", by_type(blocks));
+	json_object_set_new(j, "mixed_pageblocks", json_integer((json_int_t)mixed));
+	json_object_set_new(j, "migrations", json_pack(
+		"{s:I, s:I, s:{s:I, s:I, s:I}, s:I, s:I, s:f, s:f, s:I}",
+		"pages", (json_int_t)m->pages, "bytes", (json_int_t)m->bytes,
+		"failures", "busy", (json_int_t)m->fail_busy, "gone", (json_int_t)m->fail_gone,
+		"other", (json_int_t)m->fail_other,
+		"stalls", (json_int_t)vm->mig.nr_stalls,
+		"stall_samples", (json_int_t)(vm->mig.nr_stalls < VM_STALL_SAMPLES ?
+					      vm->mig.nr_stalls : VM_STALL_SAMPLES),
+		"stall_p50_us", vm_stall_percentile(vm, 50) / 1e3,
+		"stall_p99_us", vm_stall_percentile(vm, 99) / 1e3,
+		"range_max_us", (json_int_t)(m->range_ns_max / 1000)));
+	json_object_set_new(j, "assembly", json_pack(
+		"{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		"enabled", vm->cfg.huge, "ranges", (json_int_t)ranges,
+		"ranges_touched", (json_int_t)ranges_pop,
+		"ranges_full", (json_int_t)ranges_full,
+		"ranges_huge", (json_int_t)(huge >> 21),
+		"assembled", (json_int_t)m->ranges_assembled,
+		"split", (json_int_t)m->ranges_split,
+		"fail_no_block", (json_int_t)m->assemble_fail_nomem,
+		"fail_busy", (json_int_t)m->assemble_fail_busy));
+	return j;
+}
+
+/* One character per pageblock, for the picture. */
+static json_t *map_json(const struct walk *w, struct vm **vms, unsigned int nr)
+{
+	char *types = malloc(w->nr + 1), *owner = malloc(w->nr + 1), *huge = malloc(w->nr + 1);
+	json_t *j;
+
+	if (!types || !owner || !huge) {
+		free(types);
+		free(owner);
+		free(huge);
+		return json_null();
+	}
+	for (uint64_t pb = 0; pb < w->nr; pb++) {
+		const struct mm_pageblock_info *i = &w->pbi[pb];
+		bool mixed = i->alloc_types & (i->alloc_types - 1);
+
+		types[pb] = !i->used_pages ? '.' : mixed ? 'x' : type_char[i->mt];
+		owner[pb] = i->owner == MM_NO_OWNER ? '.' : i->owner == MM_OWNER_MIXED ? '*' : '?';
+		for (unsigned int v = 0; v < nr && v < 36; v++)
+			if (i->owner == vms[v]->owner)
+				owner[pb] = "0123456789abcdefghijklmnopqrstuvwxyz"[v];
+		huge[pb] = i->whole ? 'H' : '.';
+	}
+	types[w->nr] = owner[w->nr] = huge[w->nr] = '\0';
+	j = json_pack("{s:s, s:s, s:s}", "types", types, "owners", owner, "huge", huge);
+	free(types);
+	free(owner);
+	free(huge);
+	return j;
+}
+
+json_t *report_build(struct pool *pool, struct vm **vms, unsigned int nr,
+		     bool map)
+{
+	struct walk w = { .nr = mm_pool_frames(pool->mm) >> MM_PAGEBLOCK_ORDER };
+	json_t *arr = json_array(), *root;
+	struct mm_stats st;
+	uint8_t *touched;
+
+	w.pbi = calloc(w.nr, sizeof(*w.pbi));
+	touched = calloc(w.nr, 1);
+	if (!w.pbi || !touched || mm_pageblock_walk(pool->mm, collect, &w) ||
+	    mm_stats(pool->mm, &st)) {
+		free(w.pbi);
+		free(touched);
+		json_decref(arr);
+		return NULL;
+	}
+	for (unsigned int i = 0; i < nr; i++)
+		json_array_append_new(arr, vm_json(vms[i], &w, touched));
+	root = json_pack("{s:o, s:o}", "vms", arr, "host", host_json(pool, &st));
+	if (map)
+		json_object_set_new(root, "map", map_json(&w, vms, nr));
+	free(w.pbi);
+	free(touched);
+	return root;
+}
+
+static double mib(json_t *o, const char *key)
+{
+	return (double)json_integer_value(json_object_get(o, key)) / (1 << 20);
+}
+
+static json_int_t num(json_t *o, const char *key)
+{
+	return json_integer_value(json_object_get(o, key));
+}
+
+static void print_vm_text(json_t *v, FILE *f)
+{
+	json_t *a = json_object_get(v, "assembly"), *m = json_object_get(v, "migrations");
+	json_t *pb = json_object_get(v, "pageblocks_by_type");
+
+	fprintf(f, "VM %s (%s): %.0f MiB RAM, %.1f MiB populated, %.1f MiB huge-backed (%.1f%%)%s\n",
+		json_string_value(json_object_get(v, "name")),
+		json_string_value(json_object_get(v, "status")), mib(v, "ram_bytes"),
+		mib(v, "populated_bytes"), mib(v, "huge_backed_bytes"),
+		json_real_value(json_object_get(v, "huge_backed_pct")),
+		json_is_true(json_object_get(v, "kernel_agrees")) ? "" :
+		"  [kernel and bookkeeping DISAGREE]");
+	fprintf(f, "  assembly %s: %lld of %lld full ranges huge (%lld touched); "
+		"%lld assembled, %lld split, failed: no block %lld, busy %lld\n",
+		json_is_true(json_object_get(a, "enabled")) ? "on" : "off",
+		num(a, "ranges_huge"), num(a, "ranges_full"), num(a, "ranges_touched"),
+		num(a, "assembled"), num(a, "split"), num(a, "fail_no_block"), num(a, "fail_busy"));
+	fprintf(f, "  pageblocks touched: %lld Movable, %lld Reclaimable, %lld Unmovable; %lld mixed\n",
+		num(pb, "Movable"), num(pb, "Reclaimable"), num(pb, "Unmovable"),
+		num(v, "mixed_pageblocks"));
+	fprintf(f, "  migrations: %lld pages (%.1f MiB); failed: busy %lld, gone %lld, other %lld; "
+		"stall p50 %.1f us, p99 %.1f us (%lld stalls); slowest 2 MiB %lld us\n",
+		num(m, "pages"), mib(m, "bytes"),
+		num(json_object_get(m, "failures"), "busy"),
+		num(json_object_get(m, "failures"), "gone"),
+		num(json_object_get(m, "failures"), "other"),
+		json_real_value(json_object_get(m, "stall_p50_us")),
+		json_real_value(json_object_get(m, "stall_p99_us")), num(m, "stalls"),
+		num(m, "range_max_us"));
+}
+
+void report_print_text(json_t *report, FILE *f)
+{
+	json_t *h = json_object_get(report, "host"), *c = json_object_get(h, "counters"), *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(report, "vms"), i, v)
+		print_vm_text(v, f);
+	fprintf(f, "host pool %.0f MiB, %.1f MiB free, grouping %s; unusable index(9) %.3f, "
+		"fragmentation index(9) %.3f, %lld mixed pageblocks\n",
+		mib(h, "pool_bytes"), mib(h, "free_bytes"),
+		json_is_true(json_object_get(h, "grouping")) ? "on" : "off",
+		json_real_value(json_object_get(h, "unusable_index_9")),
+		json_real_value(json_object_get(h, "fragmentation_index_9")),
+		num(h, "mixed_pageblocks"));
+	fprintf(f, "%s\n%s", json_string_value(json_object_get(h, "buddyinfo_text")),
+		json_string_value(json_object_get(h, "pagetypeinfo_text")));
+	fprintf(f, "compaction: stall %lld success %lld fail %lld, pgmigrate %lld (fail %lld); "
+		"lumpy %lld/%lld; reclaim %lld (fail %lld); blocks claimed for unmovable %lld\n",
+		num(c, "compact_stall"), num(c, "compact_success"), num(c, "compact_fail"),
+		num(c, "pgmigrate_success"), num(c, "pgmigrate_fail"), num(c, "lumpy_success"),
+		num(c, "lumpy_attempt"), num(c, "reclaim_success"), num(c, "reclaim_fail"),
+		num(c, "claim_block"));
+}
+
+static const char *const vm_colours[] = {
+	"#1565c0", "#ef6c00", "#00838f", "#6d4c41", "#c2185b", "#558b2f",
+};
+
+static const char *cell_fill(char t)
+{
+	switch (t) {
+	case 'M': return "#66bb6a";
+	case 'R': return "#ffca28";
+	case 'U': return "#e53935";
+	case 'x': return "#8e24aa";
+	default: return "#eeeeee";
+	}
+}
+
+static const char *owner_stroke(char o)
+{
+	if (o == '.')
+		return "none";
+	if (o == '*')
+		return "#000000";
+	if (o >= '0' && o <= '9')
+		return vm_colours[(o - '0') % 6];
+	return "#607d8b";
+}
+
+static void svg_legend(json_t *report, FILE *f, int y)
+{
+	static const struct { char t; const char *label; } key[] = {
+		{ '.', "free" }, { 'M', "movable" }, { 'R', "reclaimable" },
+		{ 'U', "unmovable" }, { 'x', "mixed types" },
+	};
+	json_t *v;
+	size_t i;
+	int x = 10;
+
+	for (size_t k = 0; k < sizeof(key) / sizeof(key[0]); k++, x += 120)
+		fprintf(f, "<rect x='%d' y='%d' width='14' height='14' fill='%s'/>"
+			"<text x='%d' y='%d'>%s</text>\n", x, y, cell_fill(key[k].t),
+			x + 18, y + 12, key[k].label);
+	y += 22;
+	x = 10;
+	json_array_foreach(json_object_get(report, "vms"), i, v) {
+		fprintf(f, "<rect x='%d' y='%d' width='14' height='14' fill='none' stroke='%s' "
+			"stroke-width='3'/><text x='%d' y='%d'>VM %s: %.1f%% of %.0f MiB huge-backed</text>\n",
+			x, y, vm_colours[i % 6], x + 18, y + 12,
+			json_string_value(json_object_get(v, "name")),
+			json_real_value(json_object_get(v, "huge_backed_pct")),
+			mib(v, "populated_bytes"));
+		y += 20;
+	}
+	fprintf(f, "<text x='10' y='%d'>H: one 2 MiB allocation (a huge backing); "
+		"black outline: several owners</text>\n", y + 12);
+}
+
+/*
+ * The pool at a glance: one square per 2 MiB pageblock, coloured by what
+ * is allocated in it, outlined by the VM that owns it, H where a VM's
+ * 2 MiB backing fills it whole.
+ */
+int report_write_svg(json_t *report, FILE *f)
+{
+	json_t *map = json_object_get(report, "map");
+	const char *types = json_string_value(json_object_get(map, "types"));
+	const char *owners = json_string_value(json_object_get(map, "owners"));
+	const char *huge = json_string_value(json_object_get(map, "huge"));
+	size_t n, cols, rows, cell;
+	int height;
+
+	if (!types || !owners || !huge)
+		return -1;
+	n = strlen(types);
+	cols = n <= 1024 ? 32 : 128;
+	cell = n <= 1024 ? 18 : 8;
+	rows = (n + cols - 1) / cols;
+	height = (int)(rows * cell) + 60 + 22 * (int)json_array_size(json_object_get(report, "vms")) + 50;
+	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%zu' height='%d' "
+		"font-family='sans-serif' font-size='12'>\n", cols * cell + 20 > 640 ? cols * cell + 20 : 640,
+		height);
+	fprintf(f, "<rect width='100%%' height='100%%' fill='white'/>\n");
+	fprintf(f, "<text x='10' y='20' font-size='14'>gpmm pool: %zu pageblocks of 2 MiB, "
+		"unusable index(9) %.3f</text>\n", n,
+		json_real_value(json_object_get(json_object_get(report, "host"), "unusable_index_9")));
+	for (size_t i = 0; i < n; i++) {
+		size_t x = 10 + (i % cols) * cell, y = 30 + (i / cols) * cell;
+
+		fprintf(f, "<rect x='%zu' y='%zu' width='%zu' height='%zu' fill='%s' stroke='%s' "
+			"stroke-width='2'/>", x + 1, y + 1, cell - 2, cell - 2,
+			cell_fill(types[i]), owner_stroke(owners[i]));
+		if (huge[i] == 'H' && cell >= 12)
+			fprintf(f, "<text x='%zu' y='%zu' font-size='10' fill='white'>H</text>",
+				x + cell / 2 - 3, y + cell / 2 + 4);
+		fputc('\n', f);
+	}
+	svg_legend(report, f, 40 + (int)(rows * cell));
+	fprintf(f, "</svg>\n");
+	return ferror(f) ? -1 : 0;
+}

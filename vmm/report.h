@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The fragmentation report: per VM and host-wide, as one JSON document
+ * (QMP query-fragmentation), which the CLI prints as text or draws as SVG.
+ */
+#ifndef GPMM_REPORT_H
+#define GPMM_REPORT_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "vmm/vm.h"
+
+/* @vms: the VMs to describe; @map: add the per-pageblock picture data. */
+json_t *report_build(struct pool *pool, struct vm **vms, unsigned int nr,
+		     bool map);
+void report_print_text(json_t *report, FILE *f);
+int report_write_svg(json_t *report, FILE *f);
+
+#endif
