@@ -63,6 +63,7 @@ APP_SRCS   := $(VMM_SRCS) \
               tests/bench/bench_frag.c \
               tests/bench/bench_alloc.c \
               tests/bench/bench_vm.c \
+              tests/bench/bench_hugeback.c \
               vmm/cli.c
 
 UNIT_SRCS  := $(wildcard tests/unit/*.c)

@@ -23,6 +23,8 @@ static const struct cli_cmd bench_cmds[] = {
 	{ "trace-gen", cmd_bench_trace_gen, "write a built-in workload as a trace" },
 	{ "boot", cmd_bench_boot, "launch to first guest instruction" },
 	{ "fault", cmd_bench_fault, "demand fault vs prefault cost per page" },
+	{ "migrate", cmd_bench_migrate, "live migrations/s and vCPU stalls" },
+	{ "hugeback", cmd_bench_hugeback, "huge-backed share over time vs QEMU" },
 	{ 0 }
 };
 
@@ -34,7 +36,7 @@ static const struct cli_cmd top_cmds[] = {
 	{ "pause", cmd_pause, "pause a VM (QMP stop)" },
 	{ "resume", cmd_resume, "resume a paused VM (QMP cont)" },
 	{ "frag", cmd_frag, "fragmentation report of a VM or a daemon" },
-	{ "bench", cmd_bench, "measure: gpmm bench frag|alloc|boot|fault|trace-gen" },
+	{ "bench", cmd_bench, "measure: gpmm bench frag|alloc|boot|fault|migrate|hugeback|trace-gen" },
 	{ "help", cmd_help, "this text" },
 	{ 0 }
 };

@@ -67,5 +67,7 @@ int cmd_bench_alloc(int argc, char **argv);
 int cmd_bench_trace_gen(int argc, char **argv);
 int cmd_bench_boot(int argc, char **argv);
 int cmd_bench_fault(int argc, char **argv);
+int cmd_bench_migrate(int argc, char **argv);
+int cmd_bench_hugeback(int argc, char **argv);
 
 #endif

@@ -344,6 +344,26 @@ void replay_free_types(struct replay *r, unsigned int mask)
 	}
 }
 
+uint64_t replay_free_some(struct replay *r, unsigned int mask,
+			  unsigned int permille, uint64_t seed)
+{
+	uint64_t freed = 0;
+	size_t i = 0;
+
+	while (i < r->cap) {
+		struct live *e = &r->slots[i];
+
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		if (e->used && (mask & (1U << e->mt)) && (seed >> 33) % 1000 < permille) {
+			freed += e->frame >= 0 ? 1UL << e->order : 0;
+			release(r, e);
+		} else {
+			i++;
+		}
+	}
+	return freed;
+}
+
 /*
  * 'r' asks every owner to give back what it can: live, the allocator asks
  * through the reclaim callbacks; otherwise the trace, owning its

@@ -51,6 +51,9 @@ int replay_event(struct replay *r, const struct trace_event *ev, char *err,
 		 size_t errlen);
 /* Free every live allocation whose type bit (1 << mt) is in @mask. */
 void replay_free_types(struct replay *r, unsigned int mask);
+/* Free about @permille/1000 of them, picked with @seed; pages freed. */
+uint64_t replay_free_some(struct replay *r, unsigned int mask,
+			  unsigned int permille, uint64_t seed);
 const struct replay_counts *replay_counts(const struct replay *r);
 
 /* 1 = one event, 0 = blank or comment, -EINVAL = malformed. */
