@@ -21,13 +21,17 @@
 static const char run_usage[] =
 	"usage: gpmm run [CONFIG.ini] [--kernel FILE] [--ram SIZE] [--cpus N]\n"
 	"                [--pool SIZE] [--name NAME] [--prefault] [--qmp PATH]\n"
-	"                [--daemon SOCK] [--stats]\n"
+	"                [--daemon SOCK] [--stats] [--huge on|off] [--huge-fill]\n"
+	"                [--huge-rate RANGES_PER_S] [--huge-target PCT]\n"
 	"Boots a flat payload (DESIGN.md boot protocol) with guest RAM from a\n"
 	"pool of host frames; exits with the guest's exit code (255: the VM\n"
 	"failed, the reason on stderr). With --daemon, a running `gpmm daemon`\n"
 	"hosts the VM, which lives as long as this command does. --stats prints\n"
 	"the VM's and the pool's statistics (buddyinfo, pagetypeinfo) at the end.\n"
-	"Config keys (INI, top level or [vm]): name ram cpus kernel pool prefault qmp.\n";
+	"Guest RAM is moved onto 2 MiB host pages while it runs (--huge off to\n"
+	"stop that; --huge-fill populates partly touched 2 MiB ranges to do it).\n"
+	"Config keys (INI, top level or [vm]): name ram cpus kernel pool prefault qmp\n"
+	"huge huge_fill huge_rate huge_target.\n";
 
 static int set_opt(struct vm_config *cfg, const char *key, const char *val)
 {
@@ -55,6 +59,10 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 		{ "prefault", no_argument, NULL, 'f' },
 		{ "daemon", required_argument, NULL, 'd' },
 		{ "stats", no_argument, NULL, 's' },
+		{ "huge", required_argument, NULL, 'H' },
+		{ "huge-fill", no_argument, NULL, 'F' },
+		{ "huge-rate", required_argument, NULL, 'R' },
+		{ "huge-target", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -67,7 +75,7 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 		if (argv[i][0] == '-') {
 			if (strchr(argv[i], '=') == NULL && i + 1 < argc &&
 			    strcmp(argv[i], "--prefault") && strcmp(argv[i], "--help") &&
-			    strcmp(argv[i], "--stats"))
+			    strcmp(argv[i], "--stats") && strcmp(argv[i], "--huge-fill"))
 				i++;
 			continue;
 		}
@@ -90,6 +98,10 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 		case 'f': cfg->prefault = true; break;
 		case 'd': *daemon_sock = optarg; break;
 		case 's': run_stats = true; break;
+		case 'H': key = "huge"; break;
+		case 'F': cfg->huge_fill = true; break;
+		case 'R': key = "huge_rate"; break;
+		case 'T': key = "huge_target"; break;
 		case 'h': fputs(run_usage, stdout); return 1;
 		default: fputs(run_usage, stderr); return 2;
 		}
@@ -209,6 +221,10 @@ static int run_remote(const char *sock, const struct vm_config *cfg)
 			 "kernel", kernel, "prefault", cfg->prefault);
 	if (cfg->qmp_path[0])
 		json_object_set_new(args, "qmp", json_string(cfg->qmp_path));
+	json_object_set_new(args, "huge", json_boolean(cfg->huge));
+	json_object_set_new(args, "huge_fill", json_boolean(cfg->huge_fill));
+	json_object_set_new(args, "huge_rate", json_integer(cfg->huge_rate));
+	json_object_set_new(args, "huge_target", json_integer(cfg->huge_target));
 	ret = qmpc_execute(&q, "gpmm-vm-create", args, remote_event, &r, err, sizeof(err));
 	if (!ret) {
 		fprintf(stderr, "gpmm run: the daemon refused: %s\n", err);

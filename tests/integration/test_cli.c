@@ -229,6 +229,100 @@ static void test_daemon_client_gone(void)
 	sh(NULL, 0, "pkill -TERM -f 'gpmm daemon --socket %s'", sock);
 }
 
+static long long json_number_after(const char *text, const char *key)
+{
+	const char *p = strstr(text, key);
+
+	return p ? atoll(p + strlen(key)) : -1;
+}
+
+static long long smaps_pmd_kb(int pid)
+{
+	char path[64], line[256];
+	long long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "ShmemPmdMapped: %lld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+/*
+ * While `gpmm run` holds a writing guest, the assembler moves its RAM onto
+ * 2 MiB blocks; the report says how much, and the kernel's own account of
+ * the process (smaps_rollup) shows at least that much PMD-mapped.
+ */
+static void test_report_matches_kernel(void)
+{
+	char pidfile[256], svg[256], buf[256];
+	long long huge = -1, kb;
+	int pid = 0;
+	FILE *f;
+
+	snprintf(pidfile, sizeof(pidfile), "%s/rep.pid", test_run_dir());
+	snprintf(svg, sizeof(svg), "%s/pool.svg", test_run_dir());
+	CU_ASSERT_EQUAL(sh(NULL, 0, "%s run --kernel %s --ram 34M --cpus 2 --pool 128M "
+			   "--name rep >/dev/null 2>&1 & echo $! > %s", gpmm_bin(),
+			   payload("memloop"), pidfile), 0);
+	f = fopen(pidfile, "r");
+	CU_ASSERT_FATAL(f && fscanf(f, "%d", &pid) == 1);
+	fclose(f);
+	for (int i = 0; i < 100 && huge < (32LL << 20); i++) {
+		usleep(100000);
+		if (sh(out, sizeof(out), "%s frag rep --json 2>&1", gpmm_bin()) == 0)
+			huge = json_number_after(out, "\"huge_backed_bytes\": ");
+	}
+	CU_ASSERT(huge >= 32LL << 20);
+	kb = smaps_pmd_kb(pid);
+	CU_ASSERT(kb * 1024 >= huge);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"kernel_agrees\": true"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"buddyinfo_text\""));
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s frag rep 2>&1", gpmm_bin()), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "huge-backed"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "Node 0, zone"));
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s frag rep --svg %s 2>&1", gpmm_bin(), svg), 0);
+	f = fopen(svg, "r");
+	CU_ASSERT_FATAL(f != NULL);
+	CU_ASSERT(fgets(buf, sizeof(buf), f) && strstr(buf, "<svg"));
+	fclose(f);
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "grep -c '>H<' %s", svg), 0);
+	CU_ASSERT(atoi(out) >= 16);
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s frag nosuchvm 2>&1", gpmm_bin()), 1);
+	CU_ASSERT_EQUAL(sh(NULL, 0, "%s stop rep", gpmm_bin()), 0);
+}
+
+/* The policy knobs: assembly off leaves 4 KiB pages; a target stops early. */
+static void test_assembly_policy(void)
+{
+	long long huge_off = -1, huge_half = -1, pop = -1;
+
+	CU_ASSERT_EQUAL(sh(NULL, 0, "%s run --kernel %s --ram 34M --pool 128M --name off "
+			   "--huge off >/dev/null 2>&1 &", gpmm_bin(), payload("memloop")), 0);
+	CU_ASSERT_EQUAL(sh(NULL, 0, "%s run --kernel %s --ram 34M --pool 128M --name half "
+			   "--huge-target 50 >/dev/null 2>&1 &", gpmm_bin(), payload("memloop")), 0);
+	for (int i = 0; i < 100 && (pop < (32LL << 20) || huge_half < (16LL << 20)); i++) {
+		usleep(100000);
+		if (sh(out, sizeof(out), "%s frag half --json 2>&1", gpmm_bin()) == 0) {
+			huge_half = json_number_after(out, "\"huge_backed_bytes_bookkeeping\": ");
+			pop = json_number_after(out, "\"populated_bytes\": ");
+		}
+	}
+	usleep(300000);
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s frag half --json 2>&1", gpmm_bin()), 0);
+	huge_half = json_number_after(out, "\"huge_backed_bytes_bookkeeping\": ");
+	CU_ASSERT(huge_half >= pop / 2 && huge_half <= pop / 2 + (4LL << 20));
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s frag off --json 2>&1", gpmm_bin()), 0);
+	huge_off = json_number_after(out, "\"huge_backed_bytes_bookkeeping\": ");
+	CU_ASSERT_EQUAL(huge_off, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"enabled\": false"));
+	sh(NULL, 0, "%s stop off; %s stop half", gpmm_bin(), gpmm_bin());
+}
+
 int register_cli_suite(void)
 {
 	static const struct { const char *name; CU_TestFunc fn; } tests[] = {
@@ -239,6 +333,8 @@ int register_cli_suite(void)
 		{ "qmp: wire protocol", test_qmp_wire_protocol },
 		{ "daemon: two VMs", test_daemon_two_vms },
 		{ "daemon: client gone", test_daemon_client_gone },
+		{ "frag: report matches the kernel", test_report_matches_kernel },
+		{ "frag: assembly policy", test_assembly_policy },
 	};
 	CU_pSuite s = CU_add_suite("cli", NULL, NULL);
 
