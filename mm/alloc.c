@@ -120,7 +120,9 @@ long mm_alloc(struct mm_pool *pool, struct mm_pcp *pcp, unsigned int order,
 		pthread_mutex_unlock(&pool->lock);
 		return -ENOMEM;
 	}
-	if (owner != MM_NO_OWNER && owner_has_reclaim(pool, owner)) {
+	/* unmovable memory is never reclaimed: keep it off the LRU */
+	if (owner != MM_NO_OWNER && mt != MIGRATE_UNMOVABLE &&
+	    owner_has_reclaim(pool, owner)) {
 		pthread_mutex_lock(&pool->lock);
 		if (!(frame_flags(&pool->frames[pfn]) & F_LRU))
 			__lru_add(pool, pfn);

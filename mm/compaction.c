@@ -260,6 +260,13 @@ static enum pb_result move_one(struct compact_control *cc, uint64_t pfn)
 	long target;
 
 	pthread_mutex_lock(&pool->lock);
+	/* freed and reused since the scan: look again */
+	if (!__block_is_movable(pool, pfn)) {
+		bool gone = frame_state(&pool->frames[pfn]) != MM_FRAME_ALLOC;
+
+		pthread_mutex_unlock(&pool->lock);
+		return gone ? PB_DONE : PB_FAILED;
+	}
 	if (owner_reclaims(pool, pool->frames[pfn].owner)) {
 		pthread_mutex_unlock(&pool->lock);
 		return reclaim_block(pool, pfn) ? PB_FAILED : PB_DONE;
@@ -379,6 +386,7 @@ int compact_for_order(struct mm_pool *pool, unsigned int order, bool direct)
 {
 	struct compact_control *cc = calloc(1, sizeof(*cc));
 	enum mm_compact_result ret;
+	uint64_t start_pb;
 
 	if (!cc)
 		return COMPACT_SKIPPED;
@@ -397,6 +405,7 @@ int compact_for_order(struct mm_pool *pool, unsigned int order, bool direct)
 		__reset_skip_hints(pool);
 	pthread_mutex_unlock(&pool->lock);
 
+	start_pb = cc->migrate_pb;
 	if (ret == COMPACT_SKIPPED) {
 		/*
 		 * Too little free memory to migrate into: what reclaim alone can
@@ -408,8 +417,7 @@ int compact_for_order(struct mm_pool *pool, unsigned int order, bool direct)
 	} else if (ret == COMPACT_COMPLETE) {
 		ret = compact_zone(cc);
 		/* a sweep that started halfway gets one more from the bottom */
-		if (ret == COMPACT_COMPLETE && direct && cc->migrate_pb &&
-		    cc->migrate_pb < pool->nr_pageblocks) {
+		if (ret == COMPACT_COMPLETE && direct && start_pb) {
 			cc->migrate_pb = 0;
 			cc->free_pb = pool->nr_pageblocks;
 			ret = compact_zone(cc);

@@ -113,25 +113,29 @@ static void __release_free_pieces(struct mm_pool *pool, struct lump *l)
 	l->nr_pieces = 0;
 }
 
-/* A migration target outside the lump, isolated; -1 when there is none. */
+/*
+ * A migration target outside the lump, isolated; -1 when there is none.
+ * Pieces of the lump that neighbours freed meanwhile come back first:
+ * they are held with the others, and the search goes on.
+ */
 static long __target_outside(struct mm_pool *pool, struct lump *l,
 			     unsigned int order)
 {
-	long t = __rmqueue(pool, order, MIGRATE_MOVABLE);
-	struct mm_frame *f;
+	for (;;) {
+		long t = __rmqueue(pool, order, MIGRATE_MOVABLE);
+		struct mm_frame *f;
 
-	if (t < 0)
-		return -1;
-	f = &pool->frames[t];
-	set_frame_state(f, MM_FRAME_ALLOC | F_ISOLATED);
-	f->order = order;
-	f->owner = MM_NO_OWNER;
-	if ((uint64_t)t >= l->base && (uint64_t)t < l->base + (1UL << l->order)) {
-		set_frame_state(f, MM_FRAME_ALLOC);
-		__free_one_page(pool, t, order);
-		return -1;
+		if (t < 0)
+			return -1;
+		f = &pool->frames[t];
+		set_frame_state(f, MM_FRAME_ALLOC | F_ISOLATED);
+		f->order = order;
+		f->owner = MM_NO_OWNER;
+		if ((uint64_t)t < l->base || (uint64_t)t >= l->base + (1UL << l->order))
+			return t;
+		l->pieces[l->nr_pieces].pfn = (uint32_t)t;
+		l->pieces[l->nr_pieces++].order = order;
 	}
-	return t;
 }
 
 /* Free one neighbour: reclaim it if its owner can, else migrate it out. */
@@ -148,11 +152,18 @@ static bool clear_neighbour(struct mm_pool *pool, struct lump *l, uint64_t pfn)
 		pthread_mutex_unlock(&pool->lock);
 		return true;	/* its owner freed it meanwhile */
 	}
+	/* freed and reused since the survey: look again */
+	if (!__block_is_movable(pool, pfn)) {
+		pthread_mutex_unlock(&pool->lock);
+		return false;
+	}
 	if (o && o->ops->reclaim) {
 		pthread_mutex_unlock(&pool->lock);
 		if (reclaim_block(pool, pfn))
 			return false;
+		pthread_mutex_lock(&pool->lock);
 		pool->counters.lumpy_reclaimed += 1UL << order;
+		pthread_mutex_unlock(&pool->lock);
 		return true;
 	}
 	if (!__isolate_block(pool, pfn)) {
@@ -170,7 +181,9 @@ static bool clear_neighbour(struct mm_pool *pool, struct lump *l, uint64_t pfn)
 	pthread_mutex_unlock(&pool->lock);
 	if (migrate_block(pool, pfn, target))
 		return false;
+	pthread_mutex_lock(&pool->lock);
 	pool->counters.lumpy_migrated += 1UL << order;
+	pthread_mutex_unlock(&pool->lock);
 	return true;
 }
 

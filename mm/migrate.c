@@ -70,6 +70,8 @@ static void __migration_done(struct mm_pool *pool, uint64_t pfn,
 {
 	struct mm_frame *f = &pool->frames[pfn], *t = &pool->frames[target];
 	uint8_t flags = frame_flags(f);
+	/* the owner may already have freed the new block, or the old one */
+	bool freed = (flags | frame_flags(t)) & F_FREED;
 
 	set_frame_state(t, MM_FRAME_ALLOC);
 	if (flags & F_LRU) {
@@ -81,7 +83,7 @@ static void __migration_done(struct mm_pool *pool, uint64_t pfn,
 			list_add(pool, &pool->lru[t->mt][1], target);
 		}
 	}
-	if (flags & F_FREED) {
+	if (freed) {
 		pool->counters.deferred_frees++;
 		__free_allocated(pool, target);
 	}
@@ -151,6 +153,8 @@ int reclaim_block(struct mm_pool *pool, uint64_t pfn)
 
 	pthread_mutex_lock(&pool->lock);
 	if (ret == 0) {
+		if (frame_flags(f) & F_FREED)
+			pool->counters.deferred_frees++;
 		__free_allocated(pool, pfn);
 		pool->counters.reclaim_success++;
 	} else {

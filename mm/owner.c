@@ -173,17 +173,25 @@ static uint32_t __lru_tail(struct mm_pool *pool, unsigned int mask)
 	return NIL;
 }
 
-uint64_t mm_shrink(struct mm_pool *pool, uint64_t pages, unsigned int mask)
+/*
+ * Each LRU block is tried at most once per call: one that cannot go now
+ * (pinned, its owner said no) goes back to the head of its list, behind
+ * the others.
+ */
+static uint64_t shrink_type(struct mm_pool *pool, uint64_t pages, int t)
 {
-	uint64_t done = 0, tries = 0;
-	uint64_t limit = pages > UINT64_MAX - 64 ? UINT64_MAX : pages + 64;
+	uint64_t done = 0, tries;
 
-	while (done < pages && tries++ < limit) {
+	pthread_mutex_lock(&pool->lock);
+	tries = pool->lru[t][0].count + pool->lru[t][1].count;
+	pthread_mutex_unlock(&pool->lock);
+
+	while (done < pages && tries--) {
 		uint32_t pfn;
 		unsigned int order;
 
 		pthread_mutex_lock(&pool->lock);
-		pfn = __lru_tail(pool, mask);
+		pfn = __lru_tail(pool, 1U << t);
 		order = pfn == NIL ? 0 : pool->frames[pfn].order;
 		/* off the list while we try, so a failure does not retry it */
 		if (pfn != NIL)
@@ -191,8 +199,25 @@ uint64_t mm_shrink(struct mm_pool *pool, uint64_t pages, unsigned int mask)
 		pthread_mutex_unlock(&pool->lock);
 		if (pfn == NIL)
 			break;
-		if (reclaim_block(pool, pfn) == 0)
+		if (reclaim_block(pool, pfn) == 0) {
 			done += 1UL << order;
+			continue;
+		}
+		pthread_mutex_lock(&pool->lock);
+		if (frame_state(&pool->frames[pfn]) == MM_FRAME_ALLOC &&
+		    !(frame_flags(&pool->frames[pfn]) & (F_LRU | F_ISOLATED)))
+			__lru_add(pool, pfn);
+		pthread_mutex_unlock(&pool->lock);
 	}
+	return done;
+}
+
+uint64_t mm_shrink(struct mm_pool *pool, uint64_t pages, unsigned int mask)
+{
+	uint64_t done = 0;
+
+	for (int t = 0; t < MIGRATE_TYPES && done < pages; t++)
+		if (mask & (1U << t))
+			done += shrink_type(pool, pages - done, t);
 	return done;
 }

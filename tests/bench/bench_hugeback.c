@@ -96,7 +96,7 @@ static uint64_t next_rand(uint64_t *s)
 }
 
 static const char migrate_usage[] =
-	"usage: gpmm bench migrate [--count N] [--cycles N] [--no-wp] [--json]\n"
+	"usage: gpmm bench migrate [--count N] [--cycles N] [--cpus N] [--no-wp] [--json]\n"
 	"4 KiB live migrations of random pages of a memloop guest (4 MiB, 2 vCPUs,\n"
 	"writing and checking every page all the time): migrations/s, vCPU stall\n"
 	"p50/p99, and lost writes (the guest stops on the first). Then N cycles of\n"
@@ -109,6 +109,7 @@ int cmd_bench_migrate(int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ "cycles", required_argument, NULL, 'c' },
 		{ "no-wp", no_argument, NULL, 'w' },
+		{ "cpus", required_argument, NULL, 'C' },
 		{ "guests", required_argument, NULL, 'g' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -118,6 +119,7 @@ int cmd_bench_migrate(int argc, char **argv)
 	double p50_4k, p99_4k, p50_2m, p99_2m;
 	uint64_t stalls_4k, stalls_2m, ranges = 0;
 	bool no_wp = false, json = false, lost;
+	unsigned int cpus = 2;
 	struct console con;
 	struct pool *pool;
 	struct vm *vm;
@@ -129,6 +131,7 @@ int cmd_bench_migrate(int argc, char **argv)
 		case 'n': count = strtoull(optarg, NULL, 0); break;
 		case 'c': cycles = strtoull(optarg, NULL, 0); break;
 		case 'w': no_wp = true; break;
+		case 'C': cpus = (unsigned int)atoi(optarg); break;
 		case 'g': snprintf(guest_dir, sizeof(guest_dir), "%s", optarg); break;
 		case 'j': json = true; break;
 		case 'h': fputs(migrate_usage, stdout); return 0;
@@ -141,7 +144,7 @@ int cmd_bench_migrate(int argc, char **argv)
 	}
 	if (pool_open(256 << 20, true, &pool))
 		return 1;
-	vm = start_memloop(pool, 4 << 20, 2, &con);
+	vm = start_memloop(pool, 4 << 20, cpus, &con);
 	if (!vm)
 		return 1;
 	vm->mig.unsafe_no_wp = no_wp;
@@ -166,7 +169,7 @@ int cmd_bench_migrate(int argc, char **argv)
 	stalls_4k = vm->mig.nr_stalls;
 	stop_vm(vm);
 
-	vm = start_memloop(pool, 16 << 20, 2, &con);
+	vm = start_memloop(pool, 16 << 20, cpus, &con);
 	if (!vm)
 		return 1;
 	t0 = vm_now_ns();
@@ -197,8 +200,8 @@ int cmd_bench_migrate(int argc, char **argv)
 		       p50_2m, p99_2m, lost ? "true" : "false", no_wp ? "false" : "true");
 		return lost && !no_wp ? 1 : 0;
 	}
-	printf("gpmm bench migrate: memloop guest writing all its pages, 2 vCPUs%s\n\n",
-	       no_wp ? ", NO write-protect (copy + remap only)" : "");
+	printf("gpmm bench migrate: memloop guest writing all its pages, %u vCPUs%s\n\n",
+	       cpus, no_wp ? ", NO write-protect (copy + remap only)" : "");
 	printf("4 KiB: %llu migrations in %.2f s = %.0f/s; %llu vCPU stalls, p50 %.1f us, p99 %.1f us\n",
 	       (unsigned long long)moved, t4k / 1e9, moved / (t4k / 1e9),
 	       (unsigned long long)stalls_4k, p50_4k, p99_4k);

@@ -23,7 +23,7 @@ static int (*const suites[])(void) = {
 int main(int argc, char **argv)
 {
 	const char *why = kvm_unavailable();
-	unsigned int failures, failed;
+	unsigned int failures = 0, failed = 0, run = 0;
 
 	if (why) {
 		printf("integration: SKIPPED all %zu suites: %s\n", NR_SUITES, why);
@@ -46,16 +46,21 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			CU_basic_run_suite(s);
+			/* each suite run starts the counts afresh: add them up */
+			failures += CU_get_number_of_failures();
+			failed += CU_get_number_of_tests_failed();
+			run += CU_get_number_of_tests_run();
 		}
 	} else {
 		CU_basic_run_tests();
+		failures = CU_get_number_of_failures();
+		failed = CU_get_number_of_tests_failed();
+		run = CU_get_number_of_tests_run();
+		if (failures)
+			CU_basic_show_failures(CU_get_failure_list());
 	}
-	failures = CU_get_number_of_failures();
-	failed = CU_get_number_of_tests_failed();
-	if (failures)
-		CU_basic_show_failures(CU_get_failure_list());
 	printf("\nintegration-tests: %u tests run, %u failed, %u assertion failures\n",
-	       CU_get_number_of_tests_run(), failed, failures);
+	       run, failed, failures);
 	CU_cleanup_registry();
 	return failures || failed ? 1 : 0;
 }

@@ -18,6 +18,9 @@ int register_badinput_suite(void);
 int register_stress_suite(void);
 int register_trace_suite(void);
 int register_config_suite(void);
+int register_owner_suite(void);
+int register_compaction_suite(void);
+int register_lumpy_suite(void);
 
 static int (*const suites[])(void) = {
 	register_buddy_suite,
@@ -29,7 +32,16 @@ static int (*const suites[])(void) = {
 	register_stress_suite,
 	register_trace_suite,
 	register_config_suite,
+	register_owner_suite,
+	register_compaction_suite,
+	register_lumpy_suite,
 };
+
+/*
+ * Each CU_basic_run_suite starts its counts afresh: add them up, or a
+ * failure in an early suite would vanish behind a later one that passed.
+ */
+static unsigned int named_failures, named_tests_failed, named_tests_run;
 
 static int run_named(int argc, char **argv)
 {
@@ -43,6 +55,9 @@ static int run_named(int argc, char **argv)
 		}
 		if (CU_basic_run_suite(suite) != CUE_SUCCESS)
 			return -1;
+		named_failures += CU_get_number_of_failures();
+		named_tests_failed += CU_get_number_of_tests_failed();
+		named_tests_run += CU_get_number_of_tests_run();
 	}
 	return 0;
 }
@@ -66,9 +81,9 @@ int main(int argc, char **argv)
 
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	rc = argc > 1 ? run_named(argc, argv) : (int)CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	tests_failed = CU_get_number_of_tests_failed();
-	tests_run = CU_get_number_of_tests_run();
+	failures = argc > 1 ? named_failures : CU_get_number_of_failures();
+	tests_failed = argc > 1 ? named_tests_failed : CU_get_number_of_tests_failed();
+	tests_run = argc > 1 ? named_tests_run : CU_get_number_of_tests_run();
 	if (failures)
 		CU_basic_show_failures(CU_get_failure_list());
 	printf("\nunit-tests: %u tests run, %u failed, %u assertion failures\n",
