@@ -57,8 +57,8 @@ static void claim_block(struct mm_pool *pool, struct mm_pcp *pcp,
 {
 	bool scatter;
 
-	if (mt == MIGRATE_MOVABLE || !pool->grouping ||
-	    !(pool->policy & MM_POLICY_CLAIM_BLOCK))
+	if (!(pool->policy & MM_POLICY_CLAIM_BLOCK) || mt == MIGRATE_MOVABLE ||
+	    !pool->grouping)
 		return;
 	if (pcp && order == 0 && pcp->lists[mt].head != NIL)
 		return;

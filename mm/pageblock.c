@@ -1,43 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Pageblock flags (patches 008-010): a few bits per 2 MiB pageblock kept in
- * a bitmap beside the frame metadata, so that the migratetype of a block
- * costs no bit in struct mm_frame. Bits 0-1 hold the migratetype; the rest
- * of the nibble is reserved for later flags (compaction skip hints).
+ * Pageblock flags (patches 008-010): a flags byte per 2 MiB pageblock kept
+ * beside the frame metadata, so that the migratetype of a block costs no
+ * bit in struct mm_frame (layout in internal.h).
  *
  * Writers hold pool->lock; per-thread frees read a block's type without
- * it (as free_hot_cold_page did), hence the relaxed atomic word accesses.
+ * it (as free_hot_cold_page did), hence the relaxed atomic accesses.
  */
 #include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 
 #include "mm/internal.h"
 
-
 size_t pageblock_bitmap_bytes(const struct mm_pool *pool)
 {
-	uint64_t bits = pool->nr_pageblocks * NR_PAGEBLOCK_BITS;
-
-	return (bits + BITS_PER_LONG - 1) / BITS_PER_LONG * sizeof(unsigned long);
+	return pool->nr_pageblocks;
 }
 
 int pageblock_bitmap_init(struct mm_pool *pool)
 {
-	pool->pageblock_flags = calloc(1, pageblock_bitmap_bytes(pool) + 1);
+	pool->pageblock_flags = calloc(pool->nr_pageblocks + 1, 1);
 	return pool->pageblock_flags ? 0 : -ENOMEM;
 }
 
 static void set_pageblock_flags_group(struct mm_pool *pool, uint64_t pb,
-				      unsigned long val, unsigned long mask)
+				      unsigned int val, unsigned int mask)
 {
-	uint64_t bit = pb * NR_PAGEBLOCK_BITS;
-	unsigned long *word = &pool->pageblock_flags[bit / BITS_PER_LONG];
-	unsigned int shift = bit % BITS_PER_LONG;
+	uint8_t old = __atomic_load_n(&pool->pageblock_flags[pb], __ATOMIC_RELAXED);
 
-	unsigned long old = __atomic_load_n(word, __ATOMIC_RELAXED);
-
-	__atomic_store_n(word, (old & ~(mask << shift)) | ((val & mask) << shift),
+	__atomic_store_n(&pool->pageblock_flags[pb], (uint8_t)((old & ~mask) | (val & mask)),
 			 __ATOMIC_RELAXED);
 }
 
