@@ -52,6 +52,7 @@ VMM_SRCS   := vmm/pool.c \
               vmm/daemon.c \
               vmm/cmd_vm.c \
               vmm/cmd_frag.c \
+              vmm/console_buf.c \
               devices/device.c \
               devices/serial8250.c \
               devices/debugport.c

@@ -20,43 +20,15 @@
 #include "tests/bench/workload.h"
 #include "vmm/assembler.h"
 #include "vmm/config.h"
+#include "vmm/console_buf.h"
 #include "vmm/kvm.h"
 #include "vmm/vm.h"
 
 static char guest_dir[512] = "build/guests";
 
-struct console {
-	pthread_mutex_t lock;
-	char text[8192];
-	size_t len;
-};
-
-static void to_console(void *opaque, const char *buf, size_t len)
-{
-	struct console *c = opaque;
-
-	pthread_mutex_lock(&c->lock);
-	if (len > sizeof(c->text) - 1 - c->len)
-		len = sizeof(c->text) - 1 - c->len;
-	memcpy(c->text + c->len, buf, len);
-	c->len += len;
-	c->text[c->len] = '\0';
-	pthread_mutex_unlock(&c->lock);
-}
-
-static bool console_has(struct console *c, const char *s)
-{
-	bool ret;
-
-	pthread_mutex_lock(&c->lock);
-	ret = strstr(c->text, s) != NULL;
-	pthread_mutex_unlock(&c->lock);
-	return ret;
-}
-
 /* A memloop guest, running, its RAM touched once all over. */
 static struct vm *start_memloop(struct pool *pool, uint64_t ram, unsigned int cpus,
-				struct console *con)
+				struct console_buf *con)
 {
 	struct vm_config cfg;
 	struct vm *vm;
@@ -67,17 +39,15 @@ static struct vm *start_memloop(struct pool *pool, uint64_t ram, unsigned int cp
 	snprintf(cfg.kernel, sizeof(cfg.kernel), "%s/memloop.bin", guest_dir);
 	cfg.ram_bytes = ram;
 	cfg.cpus = cpus;
-	pthread_mutex_init(&con->lock, NULL);
-	con->len = 0;
-	con->text[0] = '\0';
+	console_buf_init(con);
 	if (vm_create(&cfg, pool, &vm, err, sizeof(err))) {
 		fprintf(stderr, "gpmm bench: %s\n", err);
 		return NULL;
 	}
-	vm->console = to_console;
+	vm->console = console_buf_write;
 	vm->console_opaque = con;
 	vm_start(vm);
-	for (int i = 0; i < 12000 && !console_has(con, "touched"); i++)
+	for (int i = 0; i < 12000 && !console_buf_has(con, "touched"); i++)
 		usleep(10000);
 	return vm;
 }
@@ -120,7 +90,7 @@ int cmd_bench_migrate(int argc, char **argv)
 	uint64_t stalls_4k, stalls_2m, ranges = 0;
 	bool no_wp = false, json = false, lost;
 	unsigned int cpus = 2;
-	struct console con;
+	struct console_buf con;
 	struct pool *pool;
 	struct vm *vm;
 	int c;
@@ -163,7 +133,7 @@ int cmd_bench_migrate(int argc, char **argv)
 		}
 	}
 	t4k = vm_now_ns() - t0;
-	lost = vm_get_state(vm) != VM_RUNNING || console_has(&con, "lost write");
+	lost = vm_get_state(vm) != VM_RUNNING || console_buf_has(&con, "lost write");
 	p50_4k = vm_stall_percentile(vm, 50) / 1e3;
 	p99_4k = vm_stall_percentile(vm, 99) / 1e3;
 	stalls_4k = vm->mig.nr_stalls;
@@ -326,7 +296,7 @@ int cmd_bench_hugeback(int argc, char **argv)
 	double pct = 0, t98 = -1, q_memfd = -1, q_anon = -1, unusable;
 	bool qemu = true, json = false, lost;
 	struct assembler *as;
-	struct console con = { .len = 0 };
+	struct console_buf con;
 	struct vm_config cfg;
 	struct mm_stats st;
 	struct replay *tenant;
@@ -376,12 +346,12 @@ int cmd_bench_hugeback(int argc, char **argv)
 	snprintf(cfg.kernel, sizeof(cfg.kernel), "%s/memloop.bin", guest_dir);
 	cfg.ram_bytes = (mib + 2) << 20;	/* memloop touches all above 2 MiB */
 	cfg.cpus = 2;
-	pthread_mutex_init(&con.lock, NULL);
+	console_buf_init(&con);
 	if (vm_create(&cfg, pool, &vm, err, sizeof(err))) {
 		fprintf(stderr, "gpmm bench hugeback: %s\n", err);
 		return 1;
 	}
-	vm->console = to_console;
+	vm->console = console_buf_write;
 	vm->console_opaque = &con;
 	if (assembler_start(&as, 20) || assembler_add(as, vm))
 		return 1;
@@ -400,7 +370,7 @@ int cmd_bench_hugeback(int argc, char **argv)
 		pop = vm->stats.populated_pages << MM_PAGE_SHIFT;
 		huge = vm_huge_bytes_kernel(vm);
 		pct = pop ? 100.0 * (double)(huge > 0 ? huge : 0) / (double)pop : 0;
-		if (t98 < 0 && pct >= 98.0 && console_has(&con, "touched"))
+		if (t98 < 0 && pct >= 98.0 && console_buf_has(&con, "touched"))
 			t98 = (vm_now_ns() - t0) / 1e9;
 		if (!json && (i % 5 == 0 || i == 1))
 			printf("%6.1f %12.1f %12.1f %8.2f\n", (vm_now_ns() - t0) / 1e9,

@@ -41,19 +41,6 @@ void test_config(struct vm_config *cfg, const char *name, const char *kernel,
 	cfg->cpus = cpus;
 }
 
-static void to_buffer(void *opaque, const char *buf, size_t len)
-{
-	struct console_buf *c = opaque;
-
-	pthread_mutex_lock(&c->lock);
-	if (len > sizeof(c->text) - 1 - c->len)
-		len = sizeof(c->text) - 1 - c->len;
-	memcpy(c->text + c->len, buf, len);
-	c->len += len;
-	c->text[c->len] = '\0';
-	pthread_mutex_unlock(&c->lock);
-}
-
 int test_vm_create(struct pool *pool, const struct vm_config *cfg,
 		   struct run_result *res, struct vm **out, char *err,
 		   size_t errlen)
@@ -61,10 +48,10 @@ int test_vm_create(struct pool *pool, const struct vm_config *cfg,
 	int ret;
 
 	memset(res, 0, sizeof(*res));
-	pthread_mutex_init(&res->console.lock, NULL);
+	console_buf_init(&res->console);
 	ret = vm_create(cfg, pool, out, err, errlen);
 	if (!ret) {
-		(*out)->console = to_buffer;
+		(*out)->console = console_buf_write;
 		(*out)->console_opaque = &res->console;
 	}
 	return ret;
@@ -108,7 +95,7 @@ bool pool_is_whole(struct pool *pool)
 
 bool console_has(struct run_result *res, const char *needle)
 {
-	return strstr(res->console.text, needle) != NULL;
+	return console_buf_has(&res->console, needle);
 }
 
 const char *gpmm_bin(void)

@@ -9,13 +9,9 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "vmm/console_buf.h"
 #include "vmm/vm.h"
 
-struct console_buf {
-	pthread_mutex_t lock;
-	char text[16384];
-	size_t len;
-};
 
 struct run_result {
 	enum vm_state state;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "tests/integration/harness.h"
+#include "tests/suite.h"
 
 static char out[65536];
 
@@ -325,7 +326,7 @@ static void test_assembly_policy(void)
 
 int register_cli_suite(void)
 {
-	static const struct { const char *name; CU_TestFunc fn; } tests[] = {
+	static const struct suite_test tests[] = {
 		{ "run: exit codes", test_run_exit_codes },
 		{ "run: memtest 64M 2 cpus", test_run_memtest_64m },
 		{ "run: bad input", test_run_bad_input },
@@ -336,12 +337,5 @@ int register_cli_suite(void)
 		{ "frag: report matches the kernel", test_report_matches_kernel },
 		{ "frag: assembly policy", test_assembly_policy },
 	};
-	CU_pSuite s = CU_add_suite("cli", NULL, NULL);
-
-	if (!s)
-		return CU_get_error();
-	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			return CU_get_error();
-	return 0;
+	return SUITE("cli", tests);
 }

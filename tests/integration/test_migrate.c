@@ -15,6 +15,7 @@
 
 #include "guests/abi.h"
 #include "tests/integration/harness.h"
+#include "tests/suite.h"
 
 static struct vm *start_memloop(struct pool *pool, struct run_result *res,
 				unsigned int ram_mib, unsigned int cpus)
@@ -199,19 +200,12 @@ static void test_pinned_page_stays(void)
 
 int register_migrate_suite(void)
 {
-	static const struct { const char *name; CU_TestFunc fn; } tests[] = {
+	static const struct suite_test tests[] = {
 		{ "10,000 live page migrations", test_migrate_pages_live },
 		{ "copy + remap alone loses writes", test_copy_remap_loses_writes },
 		{ "compaction moves guest pages", test_compaction_moves_guest_pages },
 		{ "assemble 2 MiB ranges live", test_assemble_ranges_live },
 		{ "pinned page stays", test_pinned_page_stays },
 	};
-	CU_pSuite s = CU_add_suite("migrate", NULL, NULL);
-
-	if (!s)
-		return CU_get_error();
-	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			return CU_get_error();
-	return 0;
+	return SUITE("migrate", tests);
 }

@@ -15,6 +15,7 @@
 
 #include "guests/abi.h"
 #include "tests/integration/harness.h"
+#include "tests/suite.h"
 
 static void test_hello(void)
 {
@@ -354,7 +355,7 @@ static void test_ram_above_pci_hole(void)
 
 int register_vm_suite(void)
 {
-	static const struct { const char *name; CU_TestFunc fn; } tests[] = {
+	static const struct suite_test tests[] = {
 		{ "hello", test_hello },
 		{ "exit code", test_exit_code },
 		{ "memtest, demand faults", test_memtest_demand },
@@ -369,12 +370,5 @@ int register_vm_suite(void)
 		{ "pool exhaustion", test_pool_exhaustion },
 		{ "RAM above the PCI hole", test_ram_above_pci_hole },
 	};
-	CU_pSuite s = CU_add_suite("vm", NULL, NULL);
-
-	if (!s)
-		return CU_get_error();
-	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			return CU_get_error();
-	return 0;
+	return SUITE("vm", tests);
 }

@@ -14,6 +14,7 @@
 #include <CUnit/CUnit.h>
 
 #include "tests/unit/helpers.h"
+#include "tests/suite.h"
 
 static struct mm_counters counters(struct mm_pool *pool)
 {
@@ -329,10 +330,7 @@ static void test_frame_info_out_of_range(void)
 
 int register_badinput_suite(void)
 {
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
+	static const struct suite_test tests[] = {
 		{ "order >= MM_MAX_ORDER", test_bad_order },
 		{ "bad migratetype", test_bad_migratetype },
 		{ "free out of range", test_free_out_of_range },
@@ -351,12 +349,5 @@ int register_badinput_suite(void)
 		  test_ftruncate_error_propagated },
 		{ "frame info out of range", test_frame_info_out_of_range },
 	};
-	CU_pSuite suite = CU_add_suite("badinput", NULL, NULL);
-
-	if (!suite)
-		return CU_get_error();
-	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
-			return CU_get_error();
-	return CUE_SUCCESS;
+	return SUITE("badinput", tests);
 }

@@ -10,6 +10,7 @@
 #include <CUnit/CUnit.h>
 
 #include "tests/unit/helpers.h"
+#include "tests/suite.h"
 
 struct block {
 	uint64_t frame;
@@ -389,10 +390,7 @@ static void test_enomem_when_full(void)
 
 int register_buddy_suite(void)
 {
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
+	static const struct suite_test tests[] = {
 		{ "init layout", test_init_layout },
 		{ "default size", test_default_size },
 		{ "2 MiB pool", test_pool_2mib },
@@ -406,12 +404,5 @@ int register_buddy_suite(void)
 		  test_whole_pool_order0_random_free },
 		{ "ENOMEM when full", test_enomem_when_full },
 	};
-	CU_pSuite suite = CU_add_suite("buddy", NULL, NULL);
-
-	if (!suite)
-		return CU_get_error();
-	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
-			return CU_get_error();
-	return CUE_SUCCESS;
+	return SUITE("buddy", tests);
 }

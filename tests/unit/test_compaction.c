@@ -17,6 +17,7 @@
 
 #include "tests/unit/helpers.h"
 #include "tests/unit/pattern_owner.h"
+#include "tests/suite.h"
 
 #define PB_PAGES	MM_PAGEBLOCK_PAGES
 #define ALL_TYPES_MASK	((1U << MIGRATE_TYPES) - 1)
@@ -936,28 +937,20 @@ static void test_kcompactd(void)
 
 int register_compaction_suite(void)
 {
-	CU_pSuite suite = CU_add_suite("compaction", NULL, NULL);
+	static const struct suite_test tests[] = {
+		{ "Gupta: compact_all", test_gupta_compact_all },
+		{ "direct compaction", test_direct_compaction },
+		{ "never moved", test_never_moved },
+		{ "migrate always fails", test_migrate_always_fails },
+		{ "migrate fails every third", test_migrate_fails_every_third },
+		{ "free old inside migrate", test_free_old_inside_migrate },
+		{ "free new after migrate", test_free_new_after_migrate },
+		{ "reused as unmovable mid-sweep", test_reused_as_unmovable_mid_sweep },
+		{ "compact results", test_compact_results },
+		{ "claim block", test_claim_block },
+		{ "concurrent compaction", test_concurrent_compaction },
+		{ "kcompactd", test_kcompactd },
+	};
 
-	if (!suite)
-		return CU_get_error();
-	if (!CU_add_test(suite, "Gupta: compact_all", test_gupta_compact_all) ||
-	    !CU_add_test(suite, "direct compaction", test_direct_compaction) ||
-	    !CU_add_test(suite, "never moved", test_never_moved) ||
-	    !CU_add_test(suite, "migrate always fails",
-			 test_migrate_always_fails) ||
-	    !CU_add_test(suite, "migrate fails every third",
-			 test_migrate_fails_every_third) ||
-	    !CU_add_test(suite, "free old inside migrate",
-			 test_free_old_inside_migrate) ||
-	    !CU_add_test(suite, "free new after migrate",
-			 test_free_new_after_migrate) ||
-	    !CU_add_test(suite, "reused as unmovable mid-sweep",
-			 test_reused_as_unmovable_mid_sweep) ||
-	    !CU_add_test(suite, "compact results", test_compact_results) ||
-	    !CU_add_test(suite, "claim block", test_claim_block) ||
-	    !CU_add_test(suite, "concurrent compaction",
-			 test_concurrent_compaction) ||
-	    !CU_add_test(suite, "kcompactd", test_kcompactd))
-		return CU_get_error();
-	return CUE_SUCCESS;
+	return SUITE("compaction", tests);
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "vmm/config.h"
+#include "tests/suite.h"
 
 static void test_sizes(void)
 {
@@ -106,10 +107,11 @@ static void test_ini(void)
 
 int register_config_suite(void)
 {
-	CU_pSuite s = CU_add_suite("config", NULL, NULL);
+	static const struct suite_test tests[] = {
+		{ "sizes", test_sizes },
+		{ "keys", test_keys },
+		{ "ini files", test_ini },
+	};
 
-	if (!s || !CU_add_test(s, "sizes", test_sizes) ||
-	    !CU_add_test(s, "keys", test_keys) || !CU_add_test(s, "ini files", test_ini))
-		return CU_get_error();
-	return 0;
+	return SUITE("config", tests);
 }

@@ -11,6 +11,7 @@
 #include <CUnit/CUnit.h>
 
 #include "tests/unit/helpers.h"
+#include "tests/suite.h"
 
 #define STEAL_ORDER	(MM_MAX_ORDER / 2)
 
@@ -341,10 +342,7 @@ static void test_grouping_off_at_runtime(void)
 
 int register_fallback_suite(void)
 {
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
+	static const struct suite_test tests[] = {
 		{ "UNMOVABLE falls back to RECLAIMABLE, then MOVABLE",
 		  test_unmovable_prefers_reclaimable },
 		{ "RECLAIMABLE falls back to UNMOVABLE, then MOVABLE",
@@ -364,12 +362,5 @@ int register_fallback_suite(void)
 		{ "grouping off by config", test_grouping_off_by_config },
 		{ "grouping off at run time", test_grouping_off_at_runtime },
 	};
-	CU_pSuite suite = CU_add_suite("fallback", NULL, NULL);
-
-	if (!suite)
-		return CU_get_error();
-	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
-			return CU_get_error();
-	return CUE_SUCCESS;
+	return SUITE("fallback", tests);
 }

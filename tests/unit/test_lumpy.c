@@ -12,6 +12,7 @@
 
 #include "tests/unit/helpers.h"
 #include "tests/unit/pattern_owner.h"
+#include "tests/suite.h"
 
 #define PB_PAGES	MM_PAGEBLOCK_PAGES
 
@@ -206,16 +207,12 @@ static void test_lumpy_spoiled_by_pin(void)
 
 int register_lumpy_suite(void)
 {
-	CU_pSuite suite = CU_add_suite("lumpy", NULL, NULL);
+	static const struct suite_test tests[] = {
+		{ "full pool, movable", test_lumpy_movable },
+		{ "full pool, reclaimable", test_lumpy_reclaimable },
+		{ "migrates neighbours", test_lumpy_migrates_neighbours },
+		{ "spoiled by a pin", test_lumpy_spoiled_by_pin },
+	};
 
-	if (!suite)
-		return CU_get_error();
-	if (!CU_add_test(suite, "full pool, movable", test_lumpy_movable) ||
-	    !CU_add_test(suite, "full pool, reclaimable",
-			 test_lumpy_reclaimable) ||
-	    !CU_add_test(suite, "migrates neighbours",
-			 test_lumpy_migrates_neighbours) ||
-	    !CU_add_test(suite, "spoiled by a pin", test_lumpy_spoiled_by_pin))
-		return CU_get_error();
-	return CUE_SUCCESS;
+	return SUITE("lumpy", tests);
 }

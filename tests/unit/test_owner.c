@@ -15,6 +15,7 @@
 
 #include "tests/unit/helpers.h"
 #include "tests/unit/pattern_owner.h"
+#include "tests/suite.h"
 
 #define MOVABLE_MASK	(1U << MIGRATE_MOVABLE)
 #define ALL_TYPES_MASK	((1U << MIGRATE_TYPES) - 1)
@@ -528,27 +529,19 @@ static void test_unregister_during_compaction(void)
 
 int register_owner_suite(void)
 {
-	CU_pSuite suite = CU_add_suite("owner", NULL, NULL);
+	static const struct suite_test tests[] = {
+		{ "register ids", test_register_ids },
+		{ "LRU membership", test_lru_membership },
+		{ "touch and shrink", test_touch_and_shrink },
+		{ "shrink type mask", test_shrink_typemask },
+		{ "shrink, reclaim fails", test_shrink_reclaim_fails },
+		{ "pin rules", test_pin_rules },
+		{ "shrink skips pinned", test_shrink_skips_pinned },
+		{ "free inside reclaim, -EBUSY", test_free_inside_reclaim_fail },
+		{ "free inside reclaim, 0", test_free_inside_reclaim_ok },
+		{ "unregistered blocks stay", test_unregistered_blocks_stay },
+		{ "unregister during compaction", test_unregister_during_compaction },
+	};
 
-	if (!suite)
-		return CU_get_error();
-	if (!CU_add_test(suite, "register ids", test_register_ids) ||
-	    !CU_add_test(suite, "LRU membership", test_lru_membership) ||
-	    !CU_add_test(suite, "touch and shrink", test_touch_and_shrink) ||
-	    !CU_add_test(suite, "shrink type mask", test_shrink_typemask) ||
-	    !CU_add_test(suite, "shrink, reclaim fails",
-			 test_shrink_reclaim_fails) ||
-	    !CU_add_test(suite, "pin rules", test_pin_rules) ||
-	    !CU_add_test(suite, "shrink skips pinned",
-			 test_shrink_skips_pinned) ||
-	    !CU_add_test(suite, "free inside reclaim, -EBUSY",
-			 test_free_inside_reclaim_fail) ||
-	    !CU_add_test(suite, "free inside reclaim, 0",
-			 test_free_inside_reclaim_ok) ||
-	    !CU_add_test(suite, "unregistered blocks stay",
-			 test_unregistered_blocks_stay) ||
-	    !CU_add_test(suite, "unregister during compaction",
-			 test_unregister_during_compaction))
-		return CU_get_error();
-	return CUE_SUCCESS;
+	return SUITE("owner", tests);
 }

@@ -8,6 +8,7 @@
 #include <CUnit/CUnit.h>
 
 #include "tests/unit/helpers.h"
+#include "tests/suite.h"
 
 static void test_initial_all_movable(void)
 {
@@ -293,10 +294,7 @@ static void test_free_pageblocks_count_pcp(void)
 
 int register_pageblock_suite(void)
 {
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
+	static const struct suite_test tests[] = {
 		{ "initially all MOVABLE", test_initial_all_movable },
 		{ "splitting marks covered pageblocks",
 		  test_split_marks_covered_pageblocks },
@@ -314,12 +312,5 @@ int register_pageblock_suite(void)
 		{ "pcp frames keep pageblocks busy",
 		  test_free_pageblocks_count_pcp },
 	};
-	CU_pSuite suite = CU_add_suite("pageblock", NULL, NULL);
-
-	if (!suite)
-		return CU_get_error();
-	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
-			return CU_get_error();
-	return CUE_SUCCESS;
+	return SUITE("pageblock", tests);
 }

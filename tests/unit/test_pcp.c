@@ -10,6 +10,7 @@
 #include <CUnit/CUnit.h>
 
 #include "tests/unit/helpers.h"
+#include "tests/suite.h"
 
 #define DEFAULT_HIGH	186U
 #define DEFAULT_BATCH	31U
@@ -385,10 +386,7 @@ static void test_refill_ascends(void)
 
 int register_pcp_suite(void)
 {
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
+	static const struct suite_test tests[] = {
 		{ "refill in batches", test_refill_in_batches },
 		{ "configured batch", test_configured_batch },
 		{ "types served from their own list",
@@ -401,12 +399,5 @@ int register_pcp_suite(void)
 		{ "pcp with grouping off", test_pcp_with_grouping_off },
 		{ "refill ascends", test_refill_ascends },
 	};
-	CU_pSuite suite = CU_add_suite("pcp", NULL, NULL);
-
-	if (!suite)
-		return CU_get_error();
-	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
-			return CU_get_error();
-	return CUE_SUCCESS;
+	return SUITE("pcp", tests);
 }

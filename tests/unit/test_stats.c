@@ -13,6 +13,7 @@
 #include <CUnit/CUnit.h>
 
 #include "tests/unit/helpers.h"
+#include "tests/suite.h"
 
 #define EPS	1e-9
 
@@ -334,10 +335,7 @@ static void test_print_pagetypeinfo(void)
 
 int register_stats_suite(void)
 {
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
+	static const struct suite_test tests[] = {
 		{ "unusable free space index", test_unusable_index },
 		{ "fragmentation index", test_fragmentation_index },
 		{ "free share at least", test_free_share_at_least },
@@ -346,12 +344,5 @@ int register_stats_suite(void)
 		{ "buddyinfo layout", test_print_buddyinfo },
 		{ "pagetypeinfo layout", test_print_pagetypeinfo },
 	};
-	CU_pSuite suite = CU_add_suite("stats", NULL, NULL);
-
-	if (!suite)
-		return CU_get_error();
-	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
-			return CU_get_error();
-	return CUE_SUCCESS;
+	return SUITE("stats", tests);
 }

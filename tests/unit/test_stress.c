@@ -14,6 +14,7 @@
 #include <CUnit/CUnit.h>
 
 #include "tests/unit/helpers.h"
+#include "tests/suite.h"
 
 #define STRESS_THREADS		2
 #define STRESS_OPS		200000
@@ -178,11 +179,9 @@ static void test_two_threads(void)
 
 int register_stress_suite(void)
 {
-	CU_pSuite suite = CU_add_suite("stress", NULL, NULL);
+	static const struct suite_test tests[] = {
+		{ "two threads, own pcps", test_two_threads },
+	};
 
-	if (!suite)
-		return CU_get_error();
-	if (!CU_add_test(suite, "two threads, own pcps", test_two_threads))
-		return CU_get_error();
-	return CUE_SUCCESS;
+	return SUITE("stress", tests);
 }

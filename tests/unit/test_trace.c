@@ -12,6 +12,7 @@
 #include "tests/bench/bench.h"
 #include "tests/bench/trace.h"
 #include "tests/bench/workload.h"
+#include "tests/suite.h"
 
 static void test_parse_valid_lines(void)
 {
@@ -261,21 +262,20 @@ static void test_gupta(void)
 
 int register_trace_suite(void)
 {
-	CU_pSuite s = CU_add_suite("trace", NULL, NULL);
+	static const struct suite_test tests[] = {
+		{ "parse valid lines", test_parse_valid_lines },
+		{ "parse malformed lines", test_parse_malformed_lines },
+		{ "malformed line number", test_malformed_line_number },
+		{ "unknown and duplicate ids", test_unknown_and_duplicate_ids },
+		{ "pool runs out", test_pool_runs_out },
+		{ "reclaim event", test_reclaim_event_frees_reclaimable },
+		{ "shipped traces", test_shipped_traces },
+		{ "missing trace file", test_missing_trace_file },
+		{ "built-in workload", test_builtin_workload },
+		{ "live: compaction", test_live_compaction },
+		{ "near-full: claim block", test_nearfull_claim_block },
+		{ "gupta", test_gupta },
+	};
 
-	if (!s ||
-	    !CU_add_test(s, "parse valid lines", test_parse_valid_lines) ||
-	    !CU_add_test(s, "parse malformed lines", test_parse_malformed_lines) ||
-	    !CU_add_test(s, "malformed line number", test_malformed_line_number) ||
-	    !CU_add_test(s, "unknown and duplicate ids", test_unknown_and_duplicate_ids) ||
-	    !CU_add_test(s, "pool runs out", test_pool_runs_out) ||
-	    !CU_add_test(s, "reclaim event", test_reclaim_event_frees_reclaimable) ||
-	    !CU_add_test(s, "shipped traces", test_shipped_traces) ||
-	    !CU_add_test(s, "missing trace file", test_missing_trace_file) ||
-	    !CU_add_test(s, "built-in workload", test_builtin_workload) ||
-	    !CU_add_test(s, "live: compaction", test_live_compaction) ||
-	    !CU_add_test(s, "near-full: claim block", test_nearfull_claim_block) ||
-	    !CU_add_test(s, "gupta", test_gupta))
-		return CU_get_error();
-	return 0;
+	return SUITE("trace", tests);
 }
