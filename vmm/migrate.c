@@ -17,6 +17,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/userfaultfd.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -49,6 +51,19 @@ void migrate_wp_fault(struct vm *vm, uint64_t addr)
 		ioctl(vm->uffd, UFFDIO_WAKE, &range);
 }
 
+/*
+ * While a page is protected, a vCPU that writes it waits for us; on two
+ * cores busy with vCPU threads, being preempted there turns a 30 us
+ * window into a scheduler quantum. So the window runs as a real-time
+ * thread (if we may; root may) and goes back to normal after.
+ */
+static void window_priority(bool high)
+{
+	struct sched_param sp = { .sched_priority = high ? 1 : 0 };
+
+	pthread_setschedparam(pthread_self(), high ? SCHED_FIFO : SCHED_OTHER, &sp);
+}
+
 static int protect(struct vm *vm, uint64_t start, uint64_t len)
 {
 	struct uffdio_register reg = {
@@ -62,6 +77,7 @@ static int protect(struct vm *vm, uint64_t start, uint64_t len)
 		return -EOPNOTSUPP;
 	if (vm->mig.unsafe_no_wp)
 		return 0;
+	window_priority(true);
 	pthread_mutex_lock(&vm->mig.lock);
 	vm->mig.start = start;
 	vm->mig.len = len;
@@ -74,6 +90,7 @@ static int protect(struct vm *vm, uint64_t start, uint64_t len)
 		pthread_mutex_lock(&vm->mig.lock);
 		vm->mig.len = 0;
 		pthread_mutex_unlock(&vm->mig.lock);
+		window_priority(false);
 		return ret;
 	}
 	return 0;
@@ -94,6 +111,8 @@ static void release(struct vm *vm)
 	pthread_mutex_unlock(&vm->mig.lock);
 	ioctl(vm->uffd, UFFDIO_WAKE, &range);
 	now = vm_now_ns();
+	if (range.len)
+		window_priority(false);
 	pthread_mutex_lock(&vm->mig.lock);
 	for (unsigned int i = 0; i < vm->mig.nr_waiting; i++)
 		vm->mig.stall_ns[vm->mig.nr_stalls++ % VM_STALL_SAMPLES] =
