@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "vmm/guest_mem.h"
 #include "vmm/vm.h"
@@ -173,6 +174,8 @@ static int __migrate_page(struct vm *vm, struct vm_region *r, uint64_t idx,
 	ret = protect(vm, (uintptr_t)hva, MM_PAGE_SIZE);
 	if (ret)
 		return ret;
+	if (vm->mig.hold_us)
+		usleep(vm->mig.hold_us);
 	memcpy(pool_frame_ptr(vm->pool, new_frame), pool_frame_ptr(vm->pool, from),
 	       MM_PAGE_SIZE);
 	ret = gmem_map(vm, hva, new_frame, MM_PAGE_SIZE);

@@ -67,6 +67,7 @@ struct vm_migration {
 	uint64_t nr_stalls;
 	bool wp_supported;
 	bool unsafe_no_wp;	/* copy + remap only: to measure what WP saves */
+	uint32_t hold_us;	/* tests: keep each window open this long */
 };
 
 struct vm_migstats {
