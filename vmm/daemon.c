@@ -23,6 +23,7 @@
 
 #include "vmm/assembler.h"
 #include "vmm/daemon.h"
+#include "vmm/report.h"
 
 #define CONSOLE_PIPE_SIZE	(1 << 20)
 
@@ -273,8 +274,13 @@ static void finish_vm(struct daemon *d, struct dvm *v)
 			c->dead = true;
 	assembler_remove(d->assembler, vm);
 	if (d->print_stats) {
+		json_t *r = report_build(d->pool, &vm, 1, false);
+
 		print_vm_stats(vm);
-		print_pool(d, "with the VM's memory still held");
+		fprintf(stderr, "\nfragmentation report, the VM's memory still held:\n");
+		if (r)
+			report_print_text(r, stderr);
+		json_decref(r);
 	}
 	vm_destroy(vm);
 	if (d->print_stats)
