@@ -260,14 +260,7 @@ static enum pb_result move_one(struct compact_control *cc, uint64_t pfn)
 	long target;
 
 	pthread_mutex_lock(&pool->lock);
-	/* freed and reused since the scan: look again */
-	if (!__block_is_movable(pool, pfn)) {
-		bool gone = frame_state(&pool->frames[pfn]) != MM_FRAME_ALLOC;
-
-		pthread_mutex_unlock(&pool->lock);
-		return gone ? PB_DONE : PB_FAILED;
-	}
-	if (owner_reclaims(pool, pool->frames[pfn].owner)) {
+	if (owner_reclaims(pool, frame_owner(&pool->frames[pfn]))) {
 		pthread_mutex_unlock(&pool->lock);
 		return reclaim_block(pool, pfn) ? PB_FAILED : PB_DONE;
 	}
@@ -278,13 +271,15 @@ static enum pb_result move_one(struct compact_control *cc, uint64_t pfn)
 		pthread_mutex_unlock(&pool->lock);
 		return gone ? PB_DONE : PB_FAILED;
 	}
+	/* freed and reused since the scan: look again, now that it holds still */
+	if (!__block_is_movable(pool, pfn)) {
+		__putback_isolated(pool, pfn);
+		pthread_mutex_unlock(&pool->lock);
+		return PB_FAILED;
+	}
 	target = __get_target(cc, pool->frames[pfn].order);
 	if (target < 0) {
-		frame_clear_flags(&pool->frames[pfn], F_ISOLATED);
-		if (frame_flags(&pool->frames[pfn]) & F_FREED) {
-			pool->counters.deferred_frees++;
-			__free_allocated(pool, pfn);
-		}
+		__putback_isolated(pool, pfn);
 		pthread_mutex_unlock(&pool->lock);
 		return PB_NO_TARGETS;
 	}

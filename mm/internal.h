@@ -53,7 +53,7 @@ struct mm_frame {
  */
 static inline uint8_t frame_state(const struct mm_frame *f)
 {
-	return __atomic_load_n(&f->state, __ATOMIC_RELAXED) & F_STATE_MASK;
+	return __atomic_load_n(&f->state, __ATOMIC_ACQUIRE) & F_STATE_MASK;
 }
 
 static inline uint8_t frame_flags(const struct mm_frame *f)
@@ -61,10 +61,31 @@ static inline uint8_t frame_flags(const struct mm_frame *f)
 	return __atomic_load_n(&f->state, __ATOMIC_RELAXED) & ~F_STATE_MASK;
 }
 
-/* A new state drops every flag. */
+/*
+ * A new state drops every flag. It is stored with release semantics: a
+ * per-thread allocation writes the block's type and owner first, so that
+ * whoever sees the state ALLOC (acquire) also sees who owns it.
+ */
 static inline void set_frame_state(struct mm_frame *f, uint8_t state)
 {
-	__atomic_store_n(&f->state, state, __ATOMIC_RELAXED);
+	__atomic_store_n(&f->state, state, __ATOMIC_RELEASE);
+}
+
+/* Type and owner of a head that a per-thread list may be changing. */
+static inline uint8_t frame_mt(const struct mm_frame *f)
+{
+	return __atomic_load_n(&f->mt, __ATOMIC_RELAXED);
+}
+
+static inline uint32_t frame_owner(const struct mm_frame *f)
+{
+	return __atomic_load_n(&f->owner, __ATOMIC_RELAXED);
+}
+
+static inline void set_frame_owner(struct mm_frame *f, uint8_t mt, uint32_t owner)
+{
+	__atomic_store_n(&f->mt, mt, __ATOMIC_RELAXED);
+	__atomic_store_n(&f->owner, owner, __ATOMIC_RELAXED);
 }
 
 static inline void frame_set_flags(struct mm_frame *f, uint8_t flags)
@@ -265,6 +286,8 @@ bool owner_has_reclaim(struct mm_pool *pool, uint32_t id);
 
 /* migration and reclaim of one block (migrate.c) */
 bool __isolate_block(struct mm_pool *pool, uint64_t pfn);
+/* Undo an isolation; a free that came meanwhile is carried out. */
+void __putback_isolated(struct mm_pool *pool, uint64_t pfn);
 int migrate_block(struct mm_pool *pool, uint64_t pfn, uint64_t target);
 int reclaim_block(struct mm_pool *pool, uint64_t pfn);
 bool __block_is_movable(struct mm_pool *pool, uint64_t pfn);

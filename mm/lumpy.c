@@ -146,18 +146,13 @@ static bool clear_neighbour(struct mm_pool *pool, struct lump *l, uint64_t pfn)
 	long target;
 
 	pthread_mutex_lock(&pool->lock);
-	o = __owner_of(pool, pool->frames[pfn].owner);
+	o = __owner_of(pool, frame_owner(&pool->frames[pfn]));
 	order = pool->frames[pfn].order;
 	if (frame_state(&pool->frames[pfn]) != MM_FRAME_ALLOC) {
 		pthread_mutex_unlock(&pool->lock);
 		return true;	/* its owner freed it meanwhile */
 	}
-	/* freed and reused since the survey: look again */
-	if (!__block_is_movable(pool, pfn)) {
-		pthread_mutex_unlock(&pool->lock);
-		return false;
-	}
-	if (o && o->ops->reclaim) {
+	if (o && o->ops && o->ops->reclaim) {
 		pthread_mutex_unlock(&pool->lock);
 		if (reclaim_block(pool, pfn))
 			return false;
@@ -170,14 +165,14 @@ static bool clear_neighbour(struct mm_pool *pool, struct lump *l, uint64_t pfn)
 		pthread_mutex_unlock(&pool->lock);
 		return false;
 	}
-	target = __target_outside(pool, l, order);
-	if (target < 0) {
-		frame_clear_flags(&pool->frames[pfn], F_ISOLATED);
-		if (frame_flags(&pool->frames[pfn]) & F_FREED)
-			__free_allocated(pool, pfn);
+	/* now that it holds still: is it still what the survey saw? */
+	if (!__block_is_movable(pool, pfn) ||
+	    (target = __target_outside(pool, l, pool->frames[pfn].order)) < 0) {
+		__putback_isolated(pool, pfn);
 		pthread_mutex_unlock(&pool->lock);
 		return false;
 	}
+	order = pool->frames[pfn].order;
 	pthread_mutex_unlock(&pool->lock);
 	if (migrate_block(pool, pfn, target))
 		return false;

@@ -36,9 +36,9 @@ bool __block_is_movable(struct mm_pool *pool, uint64_t pfn)
 	const struct mm_owner *o;
 
 	if (frame_state(f) != MM_FRAME_ALLOC || (frame_flags(f) & F_PINNED) ||
-	    f->mt == MIGRATE_UNMOVABLE)
+	    frame_mt(f) == MIGRATE_UNMOVABLE)
 		return false;
-	o = __owner_of(pool, f->owner);
+	o = __owner_of(pool, frame_owner(f));
 	return o && o->ops && (o->ops->migrate || o->ops->reclaim);
 }
 
@@ -53,7 +53,7 @@ void __free_allocated(struct mm_pool *pool, uint64_t pfn)
 }
 
 /* The callback failed or the block went away: undo the isolation. */
-static void __putback(struct mm_pool *pool, uint64_t pfn)
+void __putback_isolated(struct mm_pool *pool, uint64_t pfn)
 {
 	struct mm_frame *f = &pool->frames[pfn];
 
@@ -121,7 +121,7 @@ int migrate_block(struct mm_pool *pool, uint64_t pfn, uint64_t target)
 		set_frame_state(t, MM_FRAME_ALLOC);
 		t->owner = MM_NO_OWNER;
 		__free_one_page(pool, target, order);
-		__putback(pool, pfn);
+		__putback_isolated(pool, pfn);
 		pool->counters.pgmigrate_fail += 1UL << order;
 	}
 	pthread_mutex_unlock(&pool->lock);
@@ -139,9 +139,15 @@ int reclaim_block(struct mm_pool *pool, uint64_t pfn)
 
 	pthread_rwlock_rdlock(&pool->owners_lock);
 	pthread_mutex_lock(&pool->lock);
+	/* isolated first: only then do its type and owner stay put */
+	if (!__isolate_block(pool, pfn)) {
+		pthread_mutex_unlock(&pool->lock);
+		pthread_rwlock_unlock(&pool->owners_lock);
+		return -EBUSY;
+	}
 	o = __owner_of(pool, f->owner);
-	if (!o || !o->ops || !o->ops->reclaim || f->mt == MIGRATE_UNMOVABLE ||
-	    !__isolate_block(pool, pfn)) {
+	if (!o || !o->ops || !o->ops->reclaim || f->mt == MIGRATE_UNMOVABLE) {
+		__putback_isolated(pool, pfn);
 		pthread_mutex_unlock(&pool->lock);
 		pthread_rwlock_unlock(&pool->owners_lock);
 		return -EBUSY;
@@ -160,7 +166,7 @@ int reclaim_block(struct mm_pool *pool, uint64_t pfn)
 	} else {
 		bool freed = frame_flags(f) & F_FREED;
 
-		__putback(pool, pfn);
+		__putback_isolated(pool, pfn);
 		if (!freed && !(frame_flags(f) & F_LRU))
 			__lru_add(pool, pfn);
 		pool->counters.reclaim_fail++;

@@ -113,9 +113,8 @@ long pcp_alloc(struct mm_pcp *pcp, enum mm_migratetype mt, uint32_t owner)
 		pcp->count--;
 		pcp->nr_alloc++;
 		f = &pool->frames[pfn];
+		set_frame_owner(f, mt, owner);
 		set_frame_state(f, MM_FRAME_ALLOC);
-		f->mt = mt;
-		f->owner = owner;
 	}
 	pcp_unlock(pcp);
 	return pfn == NIL ? -ENOMEM : (long)pfn;
@@ -132,9 +131,8 @@ void pcp_free(struct mm_pcp *pcp, uint64_t pfn)
 	struct mm_frame *f = &pool->frames[pfn];
 
 	pcp_lock(pcp);
+	set_frame_owner(f, mt, MM_NO_OWNER);
 	set_frame_state(f, MM_FRAME_PCP);
-	f->mt = mt;
-	f->owner = MM_NO_OWNER;
 	list_add(pool, &pcp->lists[mt], pfn);
 	pcp->count++;
 	pcp->nr_free++;
