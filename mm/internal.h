@@ -145,10 +145,14 @@ struct mm_pool {
 	pthread_mutex_t pcp_list_lock;	/* taken before any pcp lock */
 	struct mm_pcp *pcps;
 
-	/* owners: callbacks run with owners_lock read-held */
+	/*
+	 * owners: callbacks run with owners_lock read-held, so unregister
+	 * (write) waits for them. The table never moves and an entry is
+	 * written before nr_owners covers it, so lookups need no lock.
+	 */
 	pthread_rwlock_t owners_lock;
 	struct mm_owner *owners;	/* id 1 is owners[0] */
-	uint32_t nr_owners;
+	uint32_t nr_owners;		/* release/acquire */
 
 	struct frame_list lru[MIGRATE_TYPES][2];	/* [type][active] */
 	unsigned int policy;		/* MM_POLICY_* */
@@ -160,10 +164,12 @@ struct mm_pool {
 	struct kcompactd *kcompactd;
 };
 
+#define MM_MAX_OWNERS	65536
+
 struct mm_owner {
 	const struct mm_owner_ops *ops;
 	void *priv;
-	bool live;
+	bool live;		/* relaxed atomic: cleared by unregister */
 };
 
 /* frame lists: inline, they are the per-thread fast path */

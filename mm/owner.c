@@ -16,17 +16,21 @@
 int mm_owner_register(struct mm_pool *pool, const struct mm_owner_ops *ops,
 		      void *priv, uint32_t *id)
 {
-	struct mm_owner *o;
+	uint32_t n;
 
+	if (!ops)
+		return -EINVAL;
 	pthread_rwlock_wrlock(&pool->owners_lock);
-	o = realloc(pool->owners, (pool->nr_owners + 1) * sizeof(*o));
-	if (!o) {
+	n = pool->nr_owners;
+	if (!pool->owners)
+		pool->owners = calloc(MM_MAX_OWNERS, sizeof(*pool->owners));
+	if (!pool->owners || n == MM_MAX_OWNERS) {
 		pthread_rwlock_unlock(&pool->owners_lock);
-		return -ENOMEM;
+		return pool->owners ? -ENOSPC : -ENOMEM;
 	}
-	pool->owners = o;
-	o[pool->nr_owners] = (struct mm_owner){ ops, priv, true };
-	*id = ++pool->nr_owners;
+	pool->owners[n] = (struct mm_owner){ ops, priv, true };
+	__atomic_store_n(&pool->nr_owners, n + 1, __ATOMIC_RELEASE);
+	*id = n + 1;
 	pthread_rwlock_unlock(&pool->owners_lock);
 	return 0;
 }
@@ -35,30 +39,30 @@ void mm_owner_unregister(struct mm_pool *pool, uint32_t id)
 {
 	pthread_rwlock_wrlock(&pool->owners_lock);
 	if (id >= 1 && id <= pool->nr_owners)
-		pool->owners[id - 1].live = false;
+		__atomic_store_n(&pool->owners[id - 1].live, false, __ATOMIC_RELAXED);
 	pthread_rwlock_unlock(&pool->owners_lock);
 }
 
-/* Caller holds owners_lock (read is enough). NULL: no callbacks. */
+/*
+ * NULL: no callbacks. Callers about to call one hold owners_lock (read),
+ * which keeps a live owner live until they are done.
+ */
 const struct mm_owner *__owner_of(struct mm_pool *pool, uint32_t id)
 {
-	if (id < 1 || id > pool->nr_owners || !pool->owners[id - 1].live)
+	uint32_t n = __atomic_load_n(&pool->nr_owners, __ATOMIC_ACQUIRE);
+
+	if (id < 1 || id > n ||
+	    !__atomic_load_n(&pool->owners[id - 1].live, __ATOMIC_RELAXED))
 		return NULL;
 	return &pool->owners[id - 1];
 }
 
+/* A hint on the allocation path: lock-free, no callback is made. */
 bool owner_has_reclaim(struct mm_pool *pool, uint32_t id)
 {
-	const struct mm_owner *o;
-	bool ret;
+	const struct mm_owner *o = __owner_of(pool, id);
 
-	if (id == MM_NO_OWNER)
-		return false;
-	pthread_rwlock_rdlock(&pool->owners_lock);
-	o = __owner_of(pool, id);
-	ret = o && o->ops && o->ops->reclaim;
-	pthread_rwlock_unlock(&pool->owners_lock);
-	return ret;
+	return o && o->ops->reclaim;
 }
 
 static struct frame_list *lru_of(struct mm_pool *pool, const struct mm_frame *f)

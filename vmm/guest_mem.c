@@ -170,7 +170,7 @@ int __gmem_populate(struct vm *vm, struct vm_region *r, uint64_t idx,
 	}
 	r->backing[idx] = (uint32_t)frame;
 	vm->pool->gpa_of[frame] = r->gpa + (idx << MM_PAGE_SHIFT) + 1;
-	vm->stats.populated_pages++;
+	__atomic_add_fetch(&vm->stats.populated_pages, 1, __ATOMIC_RELAXED);
 	r->populated[idx >> 9]++;
 	return 0;
 }
@@ -293,9 +293,13 @@ int gmem_prefault(struct vm *vm, char *err, size_t errlen)
 
 static struct mm_pcp *pcp_of_thread(struct vm *vm, pid_t tid)
 {
-	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
-		if (vm->vcpus[i].tid == tid && vm->vcpus[i].pcp)
-			return vm->vcpus[i].pcp;
+	/* a vCPU publishes its list (release) when its thread starts */
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+		struct mm_pcp *pcp = __atomic_load_n(&vm->vcpus[i].pcp, __ATOMIC_ACQUIRE);
+
+		if (pcp && __atomic_load_n(&vm->vcpus[i].tid, __ATOMIC_RELAXED) == tid)
+			return pcp;
+	}
 	return vm->mem_pcp;
 }
 
@@ -330,8 +334,8 @@ static void handle_fault(struct vm *vm, const struct uffd_msg *msg)
 			return;
 	}
 	ioctl(vm->uffd, UFFDIO_WAKE, &range);
-	vm->stats.demand_faults++;
-	vm->stats.fault_ns += vm_now_ns() - t0;
+	__atomic_add_fetch(&vm->stats.demand_faults, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&vm->stats.fault_ns, vm_now_ns() - t0, __ATOMIC_RELAXED);
 }
 
 static void *uffd_thread_fn(void *arg)
@@ -470,5 +474,5 @@ void gmem_destroy(struct vm *vm)
 		r->populated = NULL;
 		r->hva = NULL;
 	}
-	vm->stats.populated_pages = 0;
+	__atomic_store_n(&vm->stats.populated_pages, 0, __ATOMIC_RELAXED);
 }

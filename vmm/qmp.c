@@ -227,8 +227,8 @@ static json_t *vm_json(struct dvm *v)
 	return json_pack("{s:s, s:s, s:I, s:i, s:I, s:I, s:s}",
 		"name", vm->cfg.name, "status", vm_state_name(vm_get_state(vm)),
 		"ram-bytes", (json_int_t)vm->cfg.ram_bytes, "cpus", (int)vm->nr_vcpus,
-		"populated-bytes", (json_int_t)(vm->stats.populated_pages << MM_PAGE_SHIFT),
-		"demand-faults", (json_int_t)vm->stats.demand_faults,
+		"populated-bytes", (json_int_t)(vm_populated_pages(vm) << MM_PAGE_SHIFT),
+		"demand-faults", (json_int_t)__atomic_load_n(&vm->stats.demand_faults, __ATOMIC_RELAXED),
 		"qmp", v->qmp_path);
 }
 

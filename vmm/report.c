@@ -118,7 +118,7 @@ static void vm_blocks(struct vm *vm, uint8_t *touched)
 static json_t *vm_json(struct vm *vm, const struct walk *w, uint8_t *touched)
 {
 	const struct vm_migstats *m = &vm->migstats;
-	uint64_t pop = vm->stats.populated_pages << MM_PAGE_SHIFT;
+	uint64_t pop = vm_populated_pages(vm) << MM_PAGE_SHIFT;
 	uint64_t huge = vm_huge_bytes(vm), blocks[MIGRATE_TYPES] = { 0 }, mixed = 0;
 	uint64_t in_type[MIGRATE_TYPES] = { 0 }, ranges = 0, ranges_pop = 0, ranges_full = 0;
 	int64_t kernel = vm_huge_bytes_kernel(vm);
@@ -154,7 +154,7 @@ static json_t *vm_json(struct vm *vm, const struct walk *w, uint8_t *touched)
 		"kernel_agrees", kernel >= 0 && (uint64_t)kernel >= huge);
 	json_object_set_new(j, "frames_by_type", json_pack("{s:I, s:I, s:I}",
 		"Unmovable", (json_int_t)0, "Reclaimable", (json_int_t)0,
-		"Movable", (json_int_t)vm->stats.populated_pages));
+		"Movable", (json_int_t)vm_populated_pages(vm)));
 	json_object_set_new(j, "pages_in_pageblocks_of_type", by_type(in_type));
 	json_object_set_new(j, "pageblocks_by_type", by_type(blocks));
 	json_object_set_new(j, "mixed_pageblocks", json_integer((json_int_t)mixed));

@@ -252,14 +252,16 @@ static void *vcpu_thread(void *arg)
 {
 	struct vcpu *vcpu = arg;
 	struct vm *vm = vcpu->vm;
+	struct mm_pcp *pcp = NULL;
 	sigset_t set;
 
-	vcpu->tid = gettid();
+	__atomic_store_n(&vcpu->tid, gettid(), __ATOMIC_RELAXED);
 	sigemptyset(&set);
 	sigaddset(&set, KICK_SIGNAL);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-	if (mm_pcp_create(vm->pool->mm, &vcpu->pcp))
-		vcpu->pcp = NULL;
+	/* the fault thread allocates from it while this vCPU waits on a fault */
+	if (mm_pcp_create(vm->pool->mm, &pcp) == 0)
+		__atomic_store_n(&vcpu->pcp, pcp, __ATOMIC_RELEASE);
 
 	for (;;) {
 		bool go;
@@ -270,7 +272,7 @@ static void *vcpu_thread(void *arg)
 		if (!go)
 			break;
 		if (ioctl(vcpu->fd, KVM_RUN, 0) < 0) {
-			vcpu->run->immediate_exit = 0;
+			__atomic_store_n(&vcpu->run->immediate_exit, 0, __ATOMIC_RELAXED);
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
 			vm_fail(vm, vcpu, "KVM_RUN: %s", strerror(errno));
@@ -284,8 +286,8 @@ static void *vcpu_thread(void *arg)
 			break;
 	}
 
-	mm_pcp_destroy(vcpu->pcp);
-	vcpu->pcp = NULL;
+	__atomic_store_n(&vcpu->pcp, NULL, __ATOMIC_RELEASE);
+	mm_pcp_destroy(pcp);
 	pthread_mutex_lock(&vm->lock);
 	vm->running_vcpus--;
 	pthread_cond_broadcast(&vm->cond);
@@ -304,13 +306,13 @@ int vcpu_start(struct vcpu *vcpu)
 	pthread_sigmask(SIG_BLOCK, &set, &old);
 	ret = -pthread_create(&vcpu->thread, NULL, vcpu_thread, vcpu);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	vcpu->started = !ret;
+	__atomic_store_n(&vcpu->started, !ret, __ATOMIC_RELEASE);
 	return ret;
 }
 
 void vcpu_kick(struct vcpu *vcpu)
 {
-	if (!vcpu->started || !vcpu->run)
+	if (!__atomic_load_n(&vcpu->started, __ATOMIC_ACQUIRE) || !vcpu->run)
 		return;
 	__atomic_store_n(&vcpu->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
 	pthread_kill(vcpu->thread, KICK_SIGNAL);

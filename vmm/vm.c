@@ -239,9 +239,9 @@ void vm_fail(struct vm *vm, struct vcpu *vcpu, const char *fmt, ...)
 int vm_wait(struct vm *vm)
 {
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
-		if (vm->vcpus[i].started) {
+		if (__atomic_load_n(&vm->vcpus[i].started, __ATOMIC_ACQUIRE)) {
 			pthread_join(vm->vcpus[i].thread, NULL);
-			vm->vcpus[i].started = false;
+			__atomic_store_n(&vm->vcpus[i].started, false, __ATOMIC_RELEASE);
 		}
 	}
 	return vm->exit_code;

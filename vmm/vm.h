@@ -210,4 +210,10 @@ void vm_console_write(struct vm *vm, const char *buf, size_t len);
 
 uint64_t vm_now_ns(void);
 
+/* Pages backed now; counted by the fault thread, read by anyone. */
+static inline uint64_t vm_populated_pages(struct vm *vm)
+{
+	return __atomic_load_n(&vm->stats.populated_pages, __ATOMIC_RELAXED);
+}
+
 #endif

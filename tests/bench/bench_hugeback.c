@@ -384,7 +384,7 @@ int cmd_bench_hugeback(int argc, char **argv)
 		int64_t huge;
 
 		usleep(100000);
-		pop = vm->stats.populated_pages << MM_PAGE_SHIFT;
+		pop = vm_populated_pages(vm) << MM_PAGE_SHIFT;
 		huge = vm_huge_bytes_kernel(vm);
 		pct = pop ? 100.0 * (double)(huge > 0 ? huge : 0) / (double)pop : 0;
 		if (t98 < 0 && pct >= 98.0 && console_buf_has(&con, "touched"))
