@@ -294,7 +294,9 @@ int gmem_prefault(struct vm *vm, char *err, size_t errlen)
 static struct mm_pcp *pcp_of_thread(struct vm *vm, pid_t tid)
 {
 	/* a vCPU publishes its list (release) when its thread starts */
-	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+	unsigned int n = __atomic_load_n(&vm->nr_vcpus, __ATOMIC_ACQUIRE);
+
+	for (unsigned int i = 0; i < n; i++) {
 		struct mm_pcp *pcp = __atomic_load_n(&vm->vcpus[i].pcp, __ATOMIC_ACQUIRE);
 
 		if (pcp && __atomic_load_n(&vm->vcpus[i].tid, __ATOMIC_RELAXED) == tid)

@@ -103,12 +103,15 @@ static int create_kvm_vm(struct vm *vm, char *err, size_t errlen)
 
 static int create_vcpus(struct vm *vm, char *err, size_t errlen)
 {
-	vm->vcpus = calloc(vm->cfg.cpus, sizeof(*vm->vcpus));
-	if (!vm->vcpus)
+	struct vcpu *vcpus = calloc(vm->cfg.cpus, sizeof(*vm->vcpus));
+
+	if (!vcpus)
 		return -ENOMEM;
-	vm->nr_vcpus = vm->cfg.cpus;
-	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
-		vm->vcpus[i].fd = -1;
+	for (unsigned int i = 0; i < vm->cfg.cpus; i++)
+		vcpus[i].fd = -1;
+	/* the fault thread already runs: publish the array, then its length */
+	vm->vcpus = vcpus;
+	__atomic_store_n(&vm->nr_vcpus, vm->cfg.cpus, __ATOMIC_RELEASE);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
 		int ret = vcpu_init(vm, &vm->vcpus[i], i);
 

@@ -63,6 +63,10 @@ void test_vm_finish(struct vm *vm, struct run_result *res)
 	res->state = vm->state;
 	res->exit_code = vm->exit_code;
 	res->stats = vm->stats;
+	/* the fault thread counts these: read them as it writes them */
+	res->stats.populated_pages = vm_populated_pages(vm);
+	res->stats.demand_faults = __atomic_load_n(&vm->stats.demand_faults, __ATOMIC_RELAXED);
+	res->stats.fault_ns = __atomic_load_n(&vm->stats.fault_ns, __ATOMIC_RELAXED);
 	snprintf(res->report, sizeof(res->report), "%s", vm->report);
 	vm_destroy(vm);
 }
