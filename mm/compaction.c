@@ -49,27 +49,21 @@ static bool __have_free_block(struct mm_pool *pool, unsigned int order)
 	return false;
 }
 
-static double __unusable_index(struct mm_pool *pool, unsigned int order)
+/* The part of a snapshot the vmstat.c formulas read: the free lists. */
+static void __free_snapshot(struct mm_pool *pool, struct mm_stats *st)
 {
-	uint64_t suitable = 0;
-
-	if (!pool->free_pages)
-		return 1.0;
-	for (unsigned int o = order; o < MM_MAX_ORDER; o++)
-		suitable += pool->free_area[o].nr_free << o;
-	return (double)(pool->free_pages - suitable) / (double)pool->free_pages;
+	memset(st, 0, sizeof(*st));
+	st->free_pages = pool->free_pages;
+	for (unsigned int o = 0; o < MM_MAX_ORDER; o++)
+		st->nr_free[o] = pool->free_area[o].nr_free;
 }
 
-static double __fragmentation_index(struct mm_pool *pool, unsigned int order)
+static double __fragmentation_score(struct mm_pool *pool)
 {
-	uint64_t blocks = 0;
+	struct mm_stats st;
 
-	for (unsigned int o = 0; o < MM_MAX_ORDER; o++)
-		blocks += pool->free_area[o].nr_free;
-	if (!blocks)
-		return 0.0;
-	return 1.0 - (1.0 + (double)pool->free_pages / (double)(1UL << order)) /
-		     (double)blocks;
+	__free_snapshot(pool, &st);
+	return mm_fragmentation_score(&st);
 }
 
 /*
@@ -80,13 +74,15 @@ static double __fragmentation_index(struct mm_pool *pool, unsigned int order)
 static enum mm_compact_result __compaction_suitable(struct mm_pool *pool,
 						    unsigned int order)
 {
+	struct mm_stats st;
 	double fragindex;
 
 	if (__have_free_block(pool, order))
 		return COMPACT_SUCCESS;
 	if (pool->free_pages < (2UL << order))
 		return COMPACT_SKIPPED;
-	fragindex = __fragmentation_index(pool, order);
+	__free_snapshot(pool, &st);
+	fragindex = mm_fragmentation_index(&st, order);
 	if (fragindex >= 0 && fragindex <= EXTFRAG_THRESHOLD)
 		return COMPACT_SKIPPED;
 	return COMPACT_COMPLETE;	/* i.e. go on */
@@ -324,8 +320,7 @@ static bool cc_finished(struct compact_control *cc)
 	if (cc->direct)
 		done = __have_free_block(pool, cc->order);
 	else
-		done = 100.0 * __unusable_index(pool, MM_PAGEBLOCK_ORDER) <=
-		       cc->target_score;
+		done = __fragmentation_score(pool) <= cc->target_score;
 	pthread_mutex_unlock(&pool->lock);
 	return done;
 }
@@ -436,7 +431,11 @@ enum mm_compact_result mm_compact(struct mm_pool *pool, unsigned int order)
 	return compact_for_order(pool, order, true);
 }
 
-void mm_compact_all(struct mm_pool *pool)
+/*
+ * A whole-pool sweep, ignoring (and resetting) skip hints, that stops
+ * once the fragmentation score is down to @target_score.
+ */
+static void compact_pool(struct mm_pool *pool, unsigned int target_score)
 {
 	struct compact_control *cc = calloc(1, sizeof(*cc));
 
@@ -448,12 +447,17 @@ void mm_compact_all(struct mm_pool *pool)
 	cc->pool = pool;
 	cc->order = MM_PAGEBLOCK_ORDER;
 	cc->free_pb = pool->nr_pageblocks;
-	cc->target_score = 0;
+	cc->target_score = target_score;
 	__reset_skip_hints(pool);
 	pthread_mutex_unlock(&pool->lock);
 	compact_zone(cc);
 	pthread_mutex_unlock(&pool->compact_lock);
 	free(cc);
+}
+
+void mm_compact_all(struct mm_pool *pool)
+{
+	compact_pool(pool, 0);
 }
 
 double mm_fragmentation_score(const struct mm_stats *st)
@@ -493,28 +497,12 @@ static void *kcompactd_fn(void *arg)
 			break;
 		pthread_mutex_unlock(&k->lock);
 		pthread_mutex_lock(&pool->lock);
-		score = 100.0 * __unusable_index(pool, MM_PAGEBLOCK_ORDER);
+		score = __fragmentation_score(pool);
 		if (score > k->target + 10.0)
 			pool->counters.kcompactd_wake++;
 		pthread_mutex_unlock(&pool->lock);
-		if (score > k->target + 10.0) {
-			struct compact_control *cc = calloc(1, sizeof(*cc));
-
-			if (cc) {
-				pthread_mutex_lock(&pool->compact_lock);
-				mm_drain_all(pool);
-				pthread_mutex_lock(&pool->lock);
-				cc->pool = pool;
-				cc->order = MM_PAGEBLOCK_ORDER;
-				cc->target_score = k->target;
-				cc->free_pb = pool->nr_pageblocks;
-				__reset_skip_hints(pool);
-				pthread_mutex_unlock(&pool->lock);
-				compact_zone(cc);
-				pthread_mutex_unlock(&pool->compact_lock);
-				free(cc);
-			}
-		}
+		if (score > k->target + 10.0)
+			compact_pool(pool, k->target);
 		pthread_mutex_lock(&k->lock);
 	}
 	pthread_mutex_unlock(&k->lock);
