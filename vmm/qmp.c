@@ -242,35 +242,16 @@ static json_t *cmd_query_vms(struct conn *c, json_t *args, struct qmp_err *e)
 	return arr;
 }
 
-static json_t *orders_json(const uint64_t *counts)
-{
-	json_t *arr = json_array();
-
-	for (unsigned int o = 0; o < MM_MAX_ORDER; o++)
-		json_array_append_new(arr, json_integer((json_int_t)counts[o]));
-	return arr;
-}
-
+/* The host-wide half of the fragmentation report. */
 static json_t *cmd_query_pool(struct conn *c, json_t *args, struct qmp_err *e)
 {
-	struct mm_stats st;
-	json_t *types = json_object(), *blocks = json_object();
+	json_t *r = report_build(c->d->pool, NULL, 0, false), *host;
 
-	if (mm_stats(c->d->pool->mm, &st))
+	if (!r)
 		return fail(e, "GenericError", "out of memory");
-	for (int t = 0; t < MIGRATE_TYPES; t++) {
-		json_object_set_new(types, mm_migratetype_name(t),
-				    orders_json(st.nr_free_type[t]));
-		json_object_set_new(blocks, mm_migratetype_name(t),
-				    json_integer((json_int_t)st.pageblocks_type[t]));
-	}
-	return json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:f, s:f}",
-		"frames", (json_int_t)st.frames, "free-pages", (json_int_t)st.free_pages,
-		"pcp-pages", (json_int_t)st.pcp_pages, "buddyinfo", orders_json(st.nr_free),
-		"pagetypeinfo", types, "pageblocks", blocks,
-		"mixed-pageblocks", (json_int_t)st.mixed_pageblocks,
-		"unusable-index-9", mm_unusable_index(&st, MM_PAGEBLOCK_ORDER),
-		"fragmentation-index-9", mm_fragmentation_index(&st, MM_PAGEBLOCK_ORDER));
+	host = json_incref(json_object_get(r, "host"));
+	json_decref(r);
+	return host;
 }
 
 /* Every argument is a config key; numbers and booleans are spelled out. */

@@ -196,7 +196,7 @@ static void test_daemon_two_vms(void)
 	/* the daemon survives all of it, and its pool is whole again */
 	qmp_expect(fd, "\r\n");
 	qmp_say(fd, "{\"execute\":\"qmp_capabilities\"}{\"execute\":\"query-gpmm-pool\"}\n");
-	CU_ASSERT_PTR_NOT_NULL(strstr(qmp_expect(fd, "free-pages"), "\"free-pages\":32768"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(qmp_expect(fd, "free_bytes"), "\"free_bytes\":134217728"));
 	close(fd);
 	sh(NULL, 0, "pkill -TERM -f 'gpmm daemon --socket %s'", sock);
 }
