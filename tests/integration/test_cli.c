@@ -193,6 +193,12 @@ static void test_daemon_two_vms(void)
 	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run --daemon %s --kernel %s --ram 256M 2>&1",
 			   gpmm_bin(), sock, payload("hello")), 2);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "larger than the pool"));
+	/* a VM that faults stops with its report; the daemon lives on */
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run --daemon %s --kernel %s --ram 8M 2>&1",
+			   gpmm_bin(), sock, payload("triple")), 255);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "triple fault"));
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run --daemon %s --kernel %s --ram 8M 2>&1",
+			   gpmm_bin(), sock, payload("hello")), 0);
 	/* the daemon survives all of it, and its pool is whole again */
 	qmp_expect(fd, "\r\n");
 	qmp_say(fd, "{\"execute\":\"qmp_capabilities\"}{\"execute\":\"query-gpmm-pool\"}\n");
