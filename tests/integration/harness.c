@@ -109,11 +109,19 @@ const char *gpmm_bin(void)
 	return p ? p : "build/gpmm";
 }
 
+/*
+ * Whatever a failed test left running (a VM, a daemon) is stopped on the
+ * way out, so a red run does not leave guests spinning behind it.
+ */
 static void remove_run_dir(void)
 {
-	char cmd[128];
+	char cmd[512];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf /tmp/gpmm-test-%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "d=/tmp/gpmm-test-%d; for q in $d/*.qmp; do [ -S \"$q\" ] && "
+		 "%s stop --qmp \"$q\" >/dev/null 2>&1; done; "
+		 "pkill -TERM -f \"$d/\" >/dev/null 2>&1; rm -rf $d",
+		 (int)getpid(), gpmm_bin());
 	if (system(cmd))
 		return;
 }
