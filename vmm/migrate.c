@@ -179,6 +179,12 @@ static int __migrate_page(struct vm *vm, struct vm_region *r, uint64_t idx,
 	memcpy(pool_frame_ptr(vm->pool, new_frame), pool_frame_ptr(vm->pool, from),
 	       MM_PAGE_SIZE);
 	ret = gmem_map(vm, hva, new_frame, MM_PAGE_SIZE);
+	/*
+	 * A failed MAP_FIXED may already have unmapped the page (the host out
+	 * of mappings, vm.max_map_count): put the old frame back under it.
+	 */
+	if (ret)
+		gmem_map(vm, hva, from, MM_PAGE_SIZE);
 	release(vm);
 	if (ret)
 		return ret;
@@ -264,6 +270,8 @@ static int __assemble(struct vm *vm, struct vm_region *r, uint64_t idx0,
 		       pool_frame_ptr(vm->pool, old[i]), MM_PAGE_SIZE);
 	}
 	ret = gmem_map(vm, hva, block, HUGE_BYTES);
+	for (uint64_t i = 0; ret && i < HUGE_PAGES; i++)
+		gmem_map(vm, hva + (i << MM_PAGE_SHIFT), old[i], MM_PAGE_SIZE);
 	release(vm);
 	if (ret)
 		return ret;
