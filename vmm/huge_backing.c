@@ -54,24 +54,43 @@ static bool in_windows(struct vm *vm, uint64_t start, uint64_t end)
 	return false;
 }
 
-int64_t vm_huge_bytes_kernel(struct vm *vm)
+int64_t vm_huge_bytes_kernel(struct vm *vm, uint64_t *mappings)
 {
 	FILE *f = fopen("/proc/self/smaps", "r");
 	char line[512];
 	bool ours = false;
 	int64_t kb = 0;
 
+	if (mappings)
+		*mappings = 0;
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
 		uint64_t start, end, v;
 
 		/* a mapping's first line is "start-end perms ..."; fields follow */
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " ", &start, &end) == 2)
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " ", &start, &end) == 2) {
 			ours = in_windows(vm, start, end);
+			if (ours && mappings)
+				(*mappings)++;
+		}
 		else if (ours && sscanf(line, "ShmemPmdMapped: %" SCNu64 " kB", &v) == 1)
 			kb += (int64_t)v;
 	}
 	fclose(f);
 	return kb * 1024;
+}
+
+/* The host's cap on mappings per process, or 0 if it cannot be read. */
+uint64_t vm_max_map_count(void)
+{
+	FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+	unsigned long long v = 0;
+
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
 }

@@ -121,7 +121,8 @@ static json_t *vm_json(struct vm *vm, const struct walk *w, uint8_t *touched)
 	uint64_t pop = vm_populated_pages(vm) << MM_PAGE_SHIFT;
 	uint64_t huge = vm_huge_bytes(vm), blocks[MIGRATE_TYPES] = { 0 }, mixed = 0;
 	uint64_t in_type[MIGRATE_TYPES] = { 0 }, ranges = 0, ranges_pop = 0, ranges_full = 0;
-	int64_t kernel = vm_huge_bytes_kernel(vm);
+	uint64_t mappings;
+	int64_t kernel = vm_huge_bytes_kernel(vm, &mappings);
 	json_t *j;
 
 	memset(touched, 0, w->nr);
@@ -158,6 +159,9 @@ static json_t *vm_json(struct vm *vm, const struct walk *w, uint8_t *touched)
 	json_object_set_new(j, "pages_in_pageblocks_of_type", by_type(in_type));
 	json_object_set_new(j, "pageblocks_by_type", by_type(blocks));
 	json_object_set_new(j, "mixed_pageblocks", json_integer((json_int_t)mixed));
+	/* every 4 KiB page not next to its neighbour's frame is a host VMA */
+	json_object_set_new(j, "host_mappings", json_integer((json_int_t)mappings));
+	json_object_set_new(j, "max_map_count", json_integer((json_int_t)vm_max_map_count()));
 	json_object_set_new(j, "migrations", json_pack(
 		"{s:I, s:I, s:{s:I, s:I, s:I}, s:I, s:I, s:f, s:f, s:I}",
 		"pages", (json_int_t)m->pages, "bytes", (json_int_t)m->bytes,
@@ -267,9 +271,10 @@ static void print_vm_text(json_t *v, FILE *f)
 		json_is_true(json_object_get(a, "enabled")) ? "on" : "off",
 		num(a, "ranges_huge"), num(a, "ranges_full"), num(a, "ranges_touched"),
 		num(a, "assembled"), num(a, "split"), num(a, "fail_no_block"), num(a, "fail_busy"));
-	fprintf(f, "  pageblocks touched: %lld Movable, %lld Reclaimable, %lld Unmovable; %lld mixed\n",
+	fprintf(f, "  pageblocks touched: %lld Movable, %lld Reclaimable, %lld Unmovable; %lld mixed; "
+		"%lld host mappings (limit %lld)\n",
 		num(pb, "Movable"), num(pb, "Reclaimable"), num(pb, "Unmovable"),
-		num(v, "mixed_pageblocks"));
+		num(v, "mixed_pageblocks"), num(v, "host_mappings"), num(v, "max_map_count"));
 	fprintf(f, "  migrations: %lld pages (%.1f MiB); failed: busy %lld, gone %lld, other %lld; "
 		"stall p50 %.1f us, p99 %.1f us (%lld stalls); slowest 2 MiB %lld us\n",
 		num(m, "pages"), mib(m, "bytes"),

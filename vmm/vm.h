@@ -194,9 +194,11 @@ int vm_range_populated(struct vm *vm, uint64_t gpa, bool *huge);
 uint64_t vm_huge_bytes(struct vm *vm);
 /*
  * The kernel's view: ShmemPmdMapped of the VM's windows in
- * /proc/self/smaps, bytes. -errno if it cannot be read.
+ * /proc/self/smaps, bytes, and (if @mappings) how many host mappings
+ * (VMAs) the windows take. -errno if it cannot be read.
  */
-int64_t vm_huge_bytes_kernel(struct vm *vm);
+int64_t vm_huge_bytes_kernel(struct vm *vm, uint64_t *mappings);
+uint64_t vm_max_map_count(void);
 
 /* The pool owner ops of guest RAM. */
 extern const struct mm_owner_ops vm_ram_owner_ops;

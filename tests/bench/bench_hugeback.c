@@ -385,7 +385,7 @@ int cmd_bench_hugeback(int argc, char **argv)
 
 		usleep(100000);
 		pop = vm_populated_pages(vm) << MM_PAGE_SHIFT;
-		huge = vm_huge_bytes_kernel(vm);
+		huge = vm_huge_bytes_kernel(vm, NULL);
 		pct = pop ? 100.0 * (double)(huge > 0 ? huge : 0) / (double)pop : 0;
 		if (t98 < 0 && pct >= 98.0 && console_buf_has(&con, "touched"))
 			t98 = (vm_now_ns() - t0) / 1e9;
