@@ -213,6 +213,10 @@ static double qemu_huge_pct(uint64_t mib, bool memfd, char *why, size_t whylen)
 		 "-S -display none -nodefaults -daemonize -pidfile /tmp/gpmm-bench-qemu.pid "
 		 ">/dev/null 2>&1", (unsigned long long)mib, memfd ? "memfd" : "ram",
 		 (unsigned long long)mib);
+	if (system("command -v qemu-system-x86_64 >/dev/null 2>&1")) {
+		snprintf(why, whylen, "not installed (apt-get install qemu-system-x86)");
+		return -1;
+	}
 	if (system(cmd)) {
 		snprintf(why, whylen, "qemu-system-x86_64 did not start");
 		return -1;
