@@ -2,7 +2,7 @@
 # suite, `make demo` runs the main job. SANITIZE=1 builds under ASan+UBSan
 # into build/san, V=1 shows the commands, WERROR=0 drops -Werror.
 
-PKGS       := gcc make binutils pkg-config libcunit1-dev libjansson-dev libinih-dev
+PKGS       := gcc make binutils procps libcunit1-dev libjansson-dev libinih-dev
 BUILD      := build
 ifeq ($(SANITIZE),1)
 BUILD      := build/san
