@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <getopt.h>
+#include <glob.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -120,7 +121,20 @@ int cmd_frag(int argc, char **argv)
 		qmp = path;
 	}
 	if (!qmp) {
+		/* the daemon's socket, or else the one VM `gpmm run` is running */
+		glob_t g = { 0 };
+
 		snprintf(path, sizeof(path), "%s/gpmm.sock", gpmm_run_dir());
+		if (access(path, F_OK)) {
+			char pattern[PATH_MAX];
+
+			snprintf(pattern, sizeof(pattern), "%s/*.qmp", gpmm_run_dir());
+			if (glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc == 1)
+				snprintf(path, sizeof(path), "%s", g.gl_pathv[0]);
+			else if (g.gl_pathc > 1)
+				fprintf(stderr, "gpmm frag: %zu VMs run here: name one\n", g.gl_pathc);
+			globfree(&g);
+		}
 		qmp = path;
 	}
 	if (interval < 100)
