@@ -122,6 +122,12 @@ struct mm_pcp {
 	struct mm_pool *pool;
 	atomic_flag lock;	/* owner's fast path; taken by remote drains */
 	unsigned int count;
+	/*
+	 * The pool's pageblock flags while grouping is on, NULL while off:
+	 * one field decides both the policy and where a freed frame's
+	 * pageblock type is read from. Written under this pcp's lock.
+	 */
+	const uint8_t *pb_flags;
 	uint64_t nr_alloc;	/* folded into pool counters on destroy */
 	uint64_t nr_free;
 	struct frame_list lists[MIGRATE_TYPES];
@@ -308,6 +314,7 @@ int compact_for_order(struct mm_pool *pool, unsigned int order, bool direct);
 long pcp_alloc(struct mm_pcp *pcp, enum mm_migratetype mt, uint32_t owner);
 void pcp_free(struct mm_pcp *pcp, uint64_t pfn);
 void pcp_lock_all(struct mm_pool *pool);
+void pcp_set_grouping(struct mm_pool *pool, bool on);
 void pcp_unlock_all(struct mm_pool *pool);
 
 static inline bool valid_migratetype(int mt)

@@ -41,6 +41,7 @@ int mm_pcp_create(struct mm_pool *pool, struct mm_pcp **out)
 	for (int t = 0; t < MIGRATE_TYPES; t++)
 		list_init(&pcp->lists[t]);
 	pthread_mutex_lock(&pool->pcp_list_lock);
+	pcp->pb_flags = pool->grouping ? pool->pageblock_flags : NULL;
 	pcp->next_pcp = pool->pcps;
 	pool->pcps = pcp;
 	pthread_mutex_unlock(&pool->pcp_list_lock);
@@ -101,11 +102,12 @@ static void __rmqueue_bulk(struct mm_pcp *pcp, enum mm_migratetype mt)
 long pcp_alloc(struct mm_pcp *pcp, enum mm_migratetype mt, uint32_t owner)
 {
 	struct mm_pool *pool = pcp->pool;
-	enum mm_migratetype list_mt = pool->grouping ? mt : MIGRATE_MOVABLE;
+	enum mm_migratetype list_mt;
 	struct mm_frame *f;
 	uint32_t pfn;
 
 	pcp_lock(pcp);
+	list_mt = pcp->pb_flags ? mt : MIGRATE_MOVABLE;
 	if (pcp->lists[list_mt].head == NIL)
 		__rmqueue_bulk(pcp, list_mt);
 	pfn = list_pop(pool, &pcp->lists[list_mt]);
@@ -127,10 +129,13 @@ long pcp_alloc(struct mm_pcp *pcp, enum mm_migratetype mt, uint32_t owner)
 void pcp_free(struct mm_pcp *pcp, uint64_t pfn)
 {
 	struct mm_pool *pool = pcp->pool;
-	enum mm_migratetype mt = free_list_type(pool, pfn);
 	struct mm_frame *f = &pool->frames[pfn];
+	enum mm_migratetype mt = MIGRATE_MOVABLE;
 
 	pcp_lock(pcp);
+	if (pcp->pb_flags)
+		mt = __atomic_load_n(&pcp->pb_flags[pfn >> MM_PAGEBLOCK_ORDER],
+				     __ATOMIC_RELAXED) & PB_MIGRATE_MASK;
 	set_frame_owner(f, mt, MM_NO_OWNER);
 	set_frame_state(f, MM_FRAME_PCP);
 	list_add(pool, &pcp->lists[mt], pfn);
@@ -192,6 +197,18 @@ void mm_pcp_destroy(struct mm_pcp *pcp)
 unsigned int mm_pcp_count(const struct mm_pcp *pcp)
 {
 	return pcp->count;
+}
+
+/* mm_set_grouping: every per-thread list follows the policy. */
+void pcp_set_grouping(struct mm_pool *pool, bool on)
+{
+	pthread_mutex_lock(&pool->pcp_list_lock);
+	for (struct mm_pcp *pcp = pool->pcps; pcp; pcp = pcp->next_pcp) {
+		pcp_lock(pcp);
+		pcp->pb_flags = on ? pool->pageblock_flags : NULL;
+		pcp_unlock(pcp);
+	}
+	pthread_mutex_unlock(&pool->pcp_list_lock);
 }
 
 /* For a consistent snapshot: every pcp, then the pool, locked. */

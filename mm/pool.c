@@ -154,6 +154,7 @@ void mm_set_grouping(struct mm_pool *pool, bool on)
 	pthread_mutex_lock(&pool->lock);
 	pool->grouping = on;
 	pthread_mutex_unlock(&pool->lock);
+	pcp_set_grouping(pool, on);
 }
 
 void mm_set_policy(struct mm_pool *pool, unsigned int policy)

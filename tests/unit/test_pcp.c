@@ -384,6 +384,38 @@ static void test_refill_ascends(void)
 	mm_pool_destroy(pool);
 }
 
+/*
+ * Grouping switched at run time reaches lists that already exist: with it
+ * off, a freed frame joins the one (MOVABLE) list whatever its pageblock.
+ */
+static void test_grouping_switch_reaches_pcp(void)
+{
+	struct mm_pool *pool = pool_new(8, true);
+	struct mm_frame_info info;
+	struct mm_pcp *pcp;
+	long u;
+
+	CU_ASSERT_FATAL(pool != NULL);
+	CU_ASSERT_FATAL(mm_pcp_create(pool, &pcp) == 0);
+	u = mm_alloc(pool, pcp, 0, MIGRATE_UNMOVABLE, TEST_OWNER);
+	CU_ASSERT_FATAL(u >= 0);
+	CU_ASSERT_EQUAL(pb_type(pool, (uint64_t)u), MIGRATE_UNMOVABLE);
+	CU_ASSERT_EQUAL(mm_free(pool, pcp, (uint64_t)u), 0);
+	CU_ASSERT_EQUAL(mm_frame_info(pool, (uint64_t)u, &info), 0);
+	CU_ASSERT_EQUAL(info.mt, MIGRATE_UNMOVABLE);
+
+	u = mm_alloc(pool, pcp, 0, MIGRATE_UNMOVABLE, TEST_OWNER);
+	mm_set_grouping(pool, false);
+	CU_ASSERT_EQUAL(mm_free(pool, pcp, (uint64_t)u), 0);
+	CU_ASSERT_EQUAL(mm_frame_info(pool, (uint64_t)u, &info), 0);
+	CU_ASSERT_EQUAL(info.state, MM_FRAME_PCP);
+	CU_ASSERT_EQUAL(info.mt, MIGRATE_MOVABLE);
+	/* and an unmovable request is served from that one list */
+	CU_ASSERT_EQUAL(mm_alloc(pool, pcp, 0, MIGRATE_UNMOVABLE, TEST_OWNER), u);
+	mm_pcp_destroy(pcp);
+	mm_pool_destroy(pool);
+}
+
 int register_pcp_suite(void)
 {
 	static const struct suite_test tests[] = {
@@ -398,6 +430,7 @@ int register_pcp_suite(void)
 		{ "drain all empties every pcp", test_drain_all_empties },
 		{ "pcp with grouping off", test_pcp_with_grouping_off },
 		{ "refill ascends", test_refill_ascends },
+		{ "grouping switch reaches pcp", test_grouping_switch_reaches_pcp },
 	};
 	return SUITE("pcp", tests);
 }
