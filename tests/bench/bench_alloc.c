@@ -76,7 +76,9 @@ static void *worker_run(void *arg)
 			ring[g][i] = mm_alloc(w->pools[g], pcp[g], 0, type_of(i), 0);
 	}
 	for (uint64_t done = 0; done < w->ops / 2 && !w->err; done += CHUNK) {
-		for (int g = 0; g < 2; g++) {
+		/* which policy goes first alternates too: no order bias */
+		for (int k = 0; k < 2; k++) {
+			int g = (int)((done / CHUNK + k) & 1);
 			double t0 = now_seconds();
 
 			w->err = churn(w->pools[g], pcp[g], ring[g], done, CHUNK);
