@@ -125,8 +125,7 @@ struct mm_pcp {
 	/*
 	 * The pool's pageblock flags while grouping is on, NULL while off:
 	 * one field decides both the policy and where a freed frame's
-	 * pageblock type is read from. Written under this pcp's lock, read
-	 * by its owner with a relaxed atomic load.
+	 * pageblock type is read from. Written under this pcp's lock.
 	 */
 	const uint8_t *pb_flags;
 	uint64_t nr_alloc;	/* folded into pool counters on destroy */

@@ -130,18 +130,12 @@ void pcp_free(struct mm_pcp *pcp, uint64_t pfn)
 {
 	struct mm_pool *pool = pcp->pool;
 	struct mm_frame *f = &pool->frames[pfn];
-	const uint8_t *pb = __atomic_load_n(&pcp->pb_flags, __ATOMIC_RELAXED);
 	enum mm_migratetype mt = MIGRATE_MOVABLE;
 
-	/*
-	 * Read before taking the lock, so the load overlaps the lock's atomic
-	 * exchange. Racing a switch of grouping only puts this one frame on
-	 * the other list; the buddy code files it by its pageblock anyway.
-	 */
-	if (pb)
-		mt = __atomic_load_n(&pb[pfn >> MM_PAGEBLOCK_ORDER], __ATOMIC_RELAXED) &
-		     PB_MIGRATE_MASK;
 	pcp_lock(pcp);
+	if (pcp->pb_flags)
+		mt = __atomic_load_n(&pcp->pb_flags[pfn >> MM_PAGEBLOCK_ORDER],
+				     __ATOMIC_RELAXED) & PB_MIGRATE_MASK;
 	set_frame_owner(f, mt, MM_NO_OWNER);
 	set_frame_state(f, MM_FRAME_PCP);
 	list_add(pool, &pcp->lists[mt], pfn);
@@ -211,8 +205,7 @@ void pcp_set_grouping(struct mm_pool *pool, bool on)
 	pthread_mutex_lock(&pool->pcp_list_lock);
 	for (struct mm_pcp *pcp = pool->pcps; pcp; pcp = pcp->next_pcp) {
 		pcp_lock(pcp);
-		__atomic_store_n(&pcp->pb_flags, on ? pool->pageblock_flags : NULL,
-				 __ATOMIC_RELAXED);
+		pcp->pb_flags = on ? pool->pageblock_flags : NULL;
 		pcp_unlock(pcp);
 	}
 	pthread_mutex_unlock(&pool->pcp_list_lock);
