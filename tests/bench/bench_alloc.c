@@ -37,14 +37,6 @@ static enum mm_migratetype type_of(uint64_t i)
 						  : MIGRATE_MOVABLE;
 }
 
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int churn(struct mm_pool *pool, struct mm_pcp *pcp, long *ring,
 		 uint64_t first, uint64_t n)
 {
@@ -79,10 +71,10 @@ static void *worker_run(void *arg)
 		/* which policy goes first alternates too: no order bias */
 		for (int k = 0; k < 2; k++) {
 			int g = (int)((done / CHUNK + k) & 1);
-			double t0 = now_seconds();
+			double t0 = bench_now();
 
 			w->err = churn(w->pools[g], pcp[g], ring[g], done, CHUNK);
-			w->seconds[g] += now_seconds() - t0;
+			w->seconds[g] += bench_now() - t0;
 		}
 	}
 	for (int g = 0; g < 2; g++)

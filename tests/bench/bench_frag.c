@@ -30,14 +30,6 @@ static int replay_sink(void *ctx, const struct trace_event *ev)
 	return replay_event(c->replay, ev, c->err, c->errlen);
 }
 
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int run_load(const struct frag_opts *o, FILE *trace, struct replay *r,
 		    uint64_t pool_pages, char *err, size_t errlen)
 {
@@ -140,11 +132,11 @@ static void request_huge_blocks(struct mm_pool *pool, struct replay *r,
 	if (mm_stats(pool, &st))
 		return;
 	res->free_before_pages = st.free_pages;
-	t0 = now_seconds();
+	t0 = bench_now();
 	while (mm_alloc(pool, NULL, MM_PAGEBLOCK_ORDER, MIGRATE_MOVABLE, MM_NO_OWNER) >= 0)
 		res->blocks++;
 	res->ms_per_block = res->blocks ?
-		1e3 * (now_seconds() - t0) / (double)res->blocks : 0;
+		1e3 * (bench_now() - t0) / (double)res->blocks : 0;
 	res->reclaimed_pages = c->reclaimed_pages - reclaimed0;
 	res->migrated_pages = c->migrated_pages - migrated0;
 	res->huge_allocatable_pct = 100.0 * (double)(res->blocks * MM_PAGEBLOCK_PAGES) /
@@ -189,9 +181,9 @@ static int run_gupta(struct mm_pool *pool, struct replay *r,
 	if (ret)
 		return ret;
 	mm_drain_all(pool);
-	t0 = now_seconds();
+	t0 = bench_now();
 	mm_compact_all(pool);
-	res->ms_per_block = 1e3 * (now_seconds() - t0);
+	res->ms_per_block = 1e3 * (bench_now() - t0);
 	ret = mm_stats(pool, &st);
 	for (unsigned int o = MM_PAGEBLOCK_ORDER; o < MM_MAX_ORDER; o++)
 		res->blocks += st.nr_free[o] << (o - MM_PAGEBLOCK_ORDER);
@@ -214,7 +206,7 @@ int bench_frag_measure(const struct frag_opts *o, const char *policy,
 	struct mm_stats st;
 	uint64_t pool_mib;
 	FILE *trace;
-	double t0 = now_seconds();
+	double t0 = bench_now();
 	int ret;
 
 	memset(res, 0, sizeof(*res));
@@ -272,7 +264,7 @@ done:
 	count_mechanisms(pool, res);
 	res->corrupted_bytes = replay_counts(r)->corrupted_bytes + replay_verify(r);
 	res->pool_pages = mm_pool_frames(pool);
-	res->seconds = now_seconds() - t0;
+	res->seconds = bench_now() - t0;
 out:
 	replay_destroy(r);
 	mm_pcp_destroy(pcp);

@@ -61,13 +61,6 @@ static void stop_vm(struct vm *vm)
 
 #define LAT_SAMPLES	(1 << 20)
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 static uint64_t next_rand(uint64_t *s)
 {
 	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -146,7 +139,7 @@ int cmd_bench_migrate(int argc, char **argv)
 	}
 	t4k = vm_now_ns() - t0;
 	lost = vm_get_state(vm) != VM_RUNNING || console_buf_has(&con, "lost write");
-	qsort(lat, moved < LAT_SAMPLES ? moved : LAT_SAMPLES, sizeof(lat[0]), cmp_u64);
+	qsort(lat, moved < LAT_SAMPLES ? moved : LAT_SAMPLES, sizeof(lat[0]), bench_cmp_u64);
 	lat_p50 = lat[(moved < LAT_SAMPLES ? moved : LAT_SAMPLES) / 2];
 	lat_p99 = lat[(uint64_t)((moved < LAT_SAMPLES ? moved : LAT_SAMPLES) * 0.99)];
 	p50_4k = vm_stall_percentile(vm, 50) / 1e3;

@@ -35,13 +35,6 @@ static void quiet(void *opaque, const char *buf, size_t len)
 {
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* Run one VM to its end; stats and wall time out. */
 static int run_once(struct pool *pool, const char *kernel, uint64_t ram,
 		    unsigned int cpus, bool prefault, struct vm_stats *st,
@@ -160,9 +153,9 @@ int cmd_bench_boot(int argc, char **argv)
 		proc[i] = run_process(guest("hello"));
 	}
 	pool_close(pool);
-	qsort(first, runs, sizeof(uint64_t), cmp_u64);
-	qsort(create, runs, sizeof(uint64_t), cmp_u64);
-	qsort(proc, runs, sizeof(uint64_t), cmp_u64);
+	qsort(first, runs, sizeof(uint64_t), bench_cmp_u64);
+	qsort(create, runs, sizeof(uint64_t), bench_cmp_u64);
+	qsort(proc, runs, sizeof(uint64_t), bench_cmp_u64);
 	if (json) {
 		printf("{\"runs\":%d,\"create_us\":%.1f,\"first_instruction_us\":%.1f,"
 		       "\"process_run_ms\":%.2f}\n", runs, create[runs / 2] / 1e3,
