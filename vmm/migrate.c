@@ -34,6 +34,7 @@
 
 #define HUGE_PAGES	512
 #define HUGE_BYTES	(2ULL << 20)
+#define COLLAPSE_TRIES	20
 
 /* Called by the fault thread: a writer hit a protected page. */
 void migrate_wp_fault(struct vm *vm, uint64_t addr)
@@ -65,14 +66,44 @@ static void window_priority(bool high)
 	pthread_setschedparam(pthread_self(), high ? SCHED_FIFO : SCHED_OTHER, &sp);
 }
 
+/*
+ * Write-protect (or unprotect) [start, start + len). Linux before 6.4 wants
+ * the range of one UFFDIO_WRITEPROTECT inside a single VMA and answers
+ * ENOENT otherwise; a range whose 4 KiB pages sit on scattered frames is
+ * one VMA a page. Then it goes page by page, and a failure midway undoes
+ * what was done, so that no page stays protected with nobody to wake it.
+ */
+static int uffd_wp_range(int uffd, uint64_t start, uint64_t len, bool wp)
+{
+	struct uffdio_writeprotect arg = {
+		.range = { start, len }, .mode = wp ? UFFDIO_WRITEPROTECT_MODE_WP : 0,
+	};
+	uint64_t off;
+
+	if (ioctl(uffd, UFFDIO_WRITEPROTECT, &arg) == 0)
+		return 0;
+	if (errno != ENOENT || len == MM_PAGE_SIZE)
+		return -errno;
+	for (off = 0; off < len; off += MM_PAGE_SIZE) {
+		arg.range = (struct uffdio_range){ start + off, MM_PAGE_SIZE };
+		if (ioctl(uffd, UFFDIO_WRITEPROTECT, &arg) < 0)
+			break;
+	}
+	if (off == len)
+		return 0;
+	int ret = -errno;
+
+	if (wp && off)
+		uffd_wp_range(uffd, start, off, false);
+	return ret;
+}
+
 static int protect(struct vm *vm, uint64_t start, uint64_t len)
 {
 	struct uffdio_register reg = {
 		.range = { start, len }, .mode = UFFDIO_REGISTER_MODE_WP,
 	};
-	struct uffdio_writeprotect wp = {
-		.range = { start, len }, .mode = UFFDIO_WRITEPROTECT_MODE_WP,
-	};
+	int ret = 0;
 
 	if (!vm->mig.wp_supported)
 		return -EOPNOTSUPP;
@@ -84,17 +115,17 @@ static int protect(struct vm *vm, uint64_t start, uint64_t len)
 	vm->mig.len = len;
 	vm->mig.nr_waiting = 0;
 	pthread_mutex_unlock(&vm->mig.lock);
-	if (ioctl(vm->uffd, UFFDIO_REGISTER, &reg) < 0 ||
-	    ioctl(vm->uffd, UFFDIO_WRITEPROTECT, &wp) < 0) {
-		int ret = -errno;
-
+	if (ioctl(vm->uffd, UFFDIO_REGISTER, &reg) < 0)
+		ret = -errno;
+	if (!ret)
+		ret = uffd_wp_range(vm->uffd, start, len, true);
+	if (ret) {
 		pthread_mutex_lock(&vm->mig.lock);
 		vm->mig.len = 0;
 		pthread_mutex_unlock(&vm->mig.lock);
 		window_priority(false);
-		return ret;
 	}
-	return 0;
+	return ret;
 }
 
 /*
@@ -285,6 +316,25 @@ static int __assemble(struct vm *vm, struct vm_region *r, uint64_t idx0,
 	return 0;
 }
 
+/*
+ * MADV_COLLAPSE answers EAGAIN while a page of the range is briefly held
+ * elsewhere (not yet on an LRU list, locked, or referenced by KVM's fault
+ * path while a vCPU writes it). Linux 6.1 says so for most ranges of a
+ * guest that keeps writing (measured: 3 to 7 tries 1 ms apart), 6.12
+ * rarely. So a bounded number of tries; past them the range stays mapped
+ * by PTEs of one block, counted with the reason.
+ */
+static int collapse_range(uint8_t *hva)
+{
+	for (int i = 1;; i++) {
+		if (madvise(hva, HUGE_BYTES, MADV_COLLAPSE) == 0)
+			return 0;
+		if (errno != EAGAIN || i == COLLAPSE_TRIES)
+			return -errno;
+		usleep(1000);
+	}
+}
+
 int vm_assemble_range(struct vm *vm, uint64_t gpa)
 {
 	struct vm_region *r = gmem_region(vm, gpa, HUGE_BYTES);
@@ -315,8 +365,11 @@ int vm_assemble_range(struct vm *vm, uint64_t gpa)
 		mm_free(vm->pool->mm, NULL, block);
 		return ret;
 	}
-	if (madvise(r->hva + (idx0 << MM_PAGE_SHIFT), HUGE_BYTES, MADV_COLLAPSE))
+	ret = collapse_range(r->hva + (idx0 << MM_PAGE_SHIFT));
+	if (ret) {
+		vm->migstats.collapse_errno = -ret;
 		vm->migstats.collapse_fail++;
+	}
 	vm->migstats.ranges_assembled++;
 	vm->migstats.pages += HUGE_PAGES;
 	vm->migstats.bytes += HUGE_BYTES;

@@ -81,6 +81,7 @@ struct vm_migstats {
 	uint64_t assemble_fail_nomem;	/* no free 2 MiB block to be had */
 	uint64_t assemble_fail_busy;
 	uint64_t collapse_fail;		/* MADV_COLLAPSE refused */
+	int collapse_errno;		/* why, the last time it was */
 	uint64_t range_ns_max;		/* longest 2 MiB assembly */
 };
 
