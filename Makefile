@@ -39,6 +39,7 @@ MM_SRCS    := mm/pool.c \
 
 VMM_SRCS   := vmm/pool.c \
               vmm/kvm.c \
+              vmm/host.c \
               vmm/guest_mem.c \
               vmm/migrate.c \
               vmm/huge_backing.c \
@@ -53,6 +54,7 @@ VMM_SRCS   := vmm/pool.c \
               vmm/daemon.c \
               vmm/cmd_vm.c \
               vmm/cmd_frag.c \
+              vmm/cmd_host.c \
               vmm/console_buf.c \
               devices/device.c \
               devices/serial8250.c \
@@ -82,7 +84,7 @@ UNIT       := $(BUILD)/tests/unit-tests
 INTEG      := $(BUILD)/tests/integration-tests
 DEPS_OK    := build/.deps-ok
 
-.PHONY: all test test-kernels demo deps clean
+.PHONY: all test test-where test-kernels demo deps clean
 all: $(GPMM) guests
 
 include guests/Makefile.inc
@@ -127,15 +129,20 @@ TESTVM_KERNEL ?= 6.12
 TEST_KERNELS  ?= 6.1 6.12
 INTEG_ENV      = GPMM=$(GPMM) GUESTS=$(BUILD)/guests
 
-test: $(UNIT) $(INTEG) $(GPMM) guests
-	@if [ -c /dev/kvm ] && [ -r /dev/kvm ]; then \
-	  echo "integration: /dev/kvm is present: guests run on this host ($$(uname -r))"; \
-	  integ="env $(INTEG_ENV) $(INTEG)"; \
-	else \
-	  echo "integration: no /dev/kvm here: guests run in the nested-KVM test VM (Linux $(TESTVM_KERNEL), tests/vm/run)"; \
-	  integ="tests/vm/run --kernel $(TESTVM_KERNEL) -- env $(INTEG_ENV) $(INTEG)"; \
-	fi; \
-	rc=0; $(UNIT) || rc=1; $$integ || rc=1; exit $$rc
+HAVE_KVM      := $(shell [ -c /dev/kvm ] && [ -r /dev/kvm ] && echo yes)
+ifeq ($(HAVE_KVM),yes)
+KVM_WHERE      = /dev/kvm is present: guests run on this host ($(shell uname -r))
+IN_KVM         =
+else
+KVM_WHERE      = no /dev/kvm here: guests run in the nested-KVM test VM (Linux $(TESTVM_KERNEL), tests/vm/run)
+IN_KVM         = tests/vm/run --kernel $(TESTVM_KERNEL) --
+endif
+
+test-where:
+	@echo "integration: $(KVM_WHERE)"
+
+test: test-where $(UNIT) $(INTEG) $(GPMM) guests
+	@rc=0; $(UNIT) || rc=1; $(IN_KVM) env $(INTEG_ENV) $(INTEG) || rc=1; exit $$rc
 
 # The integration suites once per host kernel, each in the test VM, then a
 # table kernel x suite (tests/vm/kernels).
@@ -143,7 +150,8 @@ test-kernels: $(INTEG) $(GPMM) guests
 	@tests/vm/kernels $(TEST_KERNELS) -- env $(INTEG_ENV) $(INTEG)
 
 demo: $(GPMM) guests
-	$(GPMM) run --kernel $(BUILD)/guests/memtest.bin --ram 64M --cpus 2 --pool 256M --name demo --stats
+	@echo "demo: $(KVM_WHERE)"
+	$(IN_KVM) $(GPMM) run --kernel $(BUILD)/guests/memtest.bin --ram 64M --cpus 2 --pool 256M --name demo --stats
 	$(GPMM) bench frag
 
 clean:

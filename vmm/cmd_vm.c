@@ -15,6 +15,7 @@
 #include "vmm/cli.h"
 #include "vmm/config.h"
 #include "vmm/daemon.h"
+#include "vmm/host.h"
 #include "vmm/kvm.h"
 #include "vmm/qmp_client.h"
 
@@ -142,6 +143,7 @@ static int run_foreground(struct vm_config *cfg)
 	char err[512];
 	int ret;
 
+	host_caps_print_missing(stderr, "gpmm run: host: ");
 	warn_map_count(cfg);
 	if (!cfg->qmp_path[0])
 		snprintf(cfg->qmp_path, sizeof(cfg->qmp_path), "%s/%s.qmp",
@@ -292,6 +294,7 @@ int cmd_daemon(int argc, char **argv)
 		default: fputs(daemon_usage, stderr); return 2;
 		}
 	}
+	host_caps_print_missing(stderr, "gpmm daemon: host: ");
 	ret = pool_open(pool_bytes, grouping, &pool);
 	if (ret) {
 		fprintf(stderr, "gpmm daemon: cannot create the pool: %s\n", strerror(-ret));

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vmm/host.h"
 #include "vmm/report.h"
 
 static const char type_char[MIGRATE_TYPES] = { 'U', 'R', 'M' };
@@ -115,6 +116,35 @@ static void vm_blocks(struct vm *vm, uint8_t *touched)
 	pthread_mutex_unlock(&vm->mem_lock);
 }
 
+/*
+ * Why this VM's RAM is not (all) on 2 MiB host pages, when the reason is
+ * known: its policy, the host's kernel (vmm/host.c), or the kernel's answer
+ * to MADV_COLLAPSE. NULL when nothing stands in the way.
+ */
+static json_t *huge_limit_json(struct vm *vm)
+{
+	static const enum host_cap_id needed[] = {
+		HOST_UFFD_WP_SHMEM, HOST_COLLAPSE_SHMEM, HOST_THP,
+	};
+	const struct vm_migstats *m = &vm->migstats;
+
+	if (!vm->cfg.huge)
+		return json_string("2 MiB assembly is off for this VM (huge=off)");
+	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
+		if (!host_has(needed[i]))
+			return json_sprintf("host kernel %s lacks %s (%s): %s",
+					    host_caps()->kernel, host_cap_name(needed[i]),
+					    host_caps()->cap[needed[i]].detail,
+					    host_cap_loss(needed[i]));
+	if (m->collapse_fail)
+		return json_sprintf("MADV_COLLAPSE refused %llu of %llu assembled ranges "
+				    "(last: %s): those stay mapped by 4 KiB PTEs",
+				    (unsigned long long)m->collapse_fail,
+				    (unsigned long long)m->ranges_assembled,
+				    strerror(m->collapse_errno));
+	return json_null();
+}
+
 static json_t *vm_json(struct vm *vm, const struct walk *w, uint8_t *touched)
 {
 	const struct vm_migstats *m = &vm->migstats;
@@ -153,6 +183,7 @@ static json_t *vm_json(struct vm *vm, const struct walk *w, uint8_t *touched)
 		"huge_backed_bytes_bookkeeping", (json_int_t)huge,
 		"huge_backed_pct", pop ? 100.0 * (double)(kernel >= 0 ? kernel : 0) / (double)pop : 0.0,
 		"kernel_agrees", kernel >= 0 && (uint64_t)kernel >= huge);
+	json_object_set_new(j, "huge_backing_limit", huge_limit_json(vm));
 	json_object_set_new(j, "frames_by_type", json_pack("{s:I, s:I, s:I}",
 		"Unmovable", (json_int_t)0, "Reclaimable", (json_int_t)0,
 		"Movable", (json_int_t)vm_populated_pages(vm)));
@@ -266,6 +297,9 @@ static void print_vm_text(json_t *v, FILE *f)
 		json_real_value(json_object_get(v, "huge_backed_pct")),
 		json_is_true(json_object_get(v, "kernel_agrees")) ? "" :
 		"  [kernel and bookkeeping DISAGREE]");
+	if (json_is_string(json_object_get(v, "huge_backing_limit")))
+		fprintf(f, "  huge backing limited: %s\n",
+			json_string_value(json_object_get(v, "huge_backing_limit")));
 	fprintf(f, "  assembly %s: %lld of %lld full ranges huge (%lld touched); "
 		"%lld assembled, %lld split, failed: no block %lld, busy %lld\n",
 		json_is_true(json_object_get(a, "enabled")) ? "on" : "off",

@@ -67,7 +67,7 @@ struct vm_migration {
 	uint64_t nr_stalls;
 	bool wp_supported;
 	bool unsafe_no_wp;	/* copy + remap only: to measure what WP saves */
-	uint32_t hold_us;	/* tests: keep each window open this long */
+	uint32_t hold_us;	/* tests: hold each window until a write waits, or this long */
 };
 
 struct vm_migstats {

@@ -60,8 +60,11 @@ static void test_migrate_pages_live(void)
 	CU_ASSERT_FATAL(vm != NULL);
 	CU_ASSERT_FATAL(vm->mig.wp_supported);
 	while (moved < 10000 && vm_get_state(vm) == VM_RUNNING) {
-		/* every 20th window stays open 1 ms: writers surely hit it */
-		vm->mig.hold_us = moved % 20 ? 0 : 1000;
+		/*
+		 * every 25th window stays open until a write waits on it (20 ms
+		 * at most): the stall path runs, however slow the guest is
+		 */
+		vm->mig.hold_us = moved % 25 ? 0 : 20000;
 		uint64_t page, old;
 		long frame = mm_alloc(pool->mm, NULL, 0, MIGRATE_MOVABLE, vm->owner);
 
