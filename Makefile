@@ -144,9 +144,10 @@ test-where:
 test: test-where $(UNIT) $(INTEG) $(GPMM) guests
 	@rc=0; $(UNIT) || rc=1; $(IN_KVM) env $(INTEG_ENV) $(INTEG) || rc=1; exit $$rc
 
-# The integration suites once per host kernel, each in the test VM, then a
-# table kernel x suite (tests/vm/kernels).
+# The runner's own check (tests/vm/selftest), then the integration suites
+# once per host kernel, each in the test VM, and a table kernel x suite.
 test-kernels: $(INTEG) $(GPMM) guests
+	@tests/vm/selftest
 	@tests/vm/kernels $(TEST_KERNELS) -- env $(INTEG_ENV) $(INTEG)
 
 demo: $(GPMM) guests
