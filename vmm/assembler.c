@@ -17,6 +17,7 @@
 #include "vmm/assembler.h"
 
 #define MAX_VMS		256
+#define NSEC_PER_SEC	1000000000ULL
 #define HUGE_BYTES	(2ULL << 20)
 
 struct assembler {
@@ -37,19 +38,28 @@ static bool below_target(struct vm *vm)
 	       vm_huge_bytes(vm) * 100 < populated * vm->cfg.huge_target;
 }
 
-/* Ranges this VM may still do in this tick under its rate limit. */
-static uint64_t budget(struct vm *vm, unsigned int interval_ms)
+/*
+ * The rate limit is a token bucket: each tick buys interval_ms worth of
+ * ranges at huge_rate a second, and what a VM does not spend carries over,
+ * but only up to one second's worth: after a long idle time (nothing ready,
+ * no free block) the VM still gets at most huge_rate ranges in any second,
+ * not the whole backlog at once.
+ */
+uint64_t assembler_refill(uint64_t *bucket_ns, unsigned int rate,
+			  unsigned int interval_ms)
 {
-	if (!vm->cfg.huge_rate)
+	if (!rate)
 		return UINT64_MAX;
-	vm->assemble_budget_ns += (uint64_t)interval_ms * 1000000ULL;
-	return vm->assemble_budget_ns / (1000000000ULL / vm->cfg.huge_rate);
+	*bucket_ns += (uint64_t)interval_ms * 1000000ULL;
+	if (*bucket_ns > NSEC_PER_SEC)
+		*bucket_ns = NSEC_PER_SEC;
+	return *bucket_ns / (NSEC_PER_SEC / rate);
 }
 
 static void spend(struct vm *vm, uint64_t ranges)
 {
 	if (vm->cfg.huge_rate)
-		vm->assemble_budget_ns -= ranges * (1000000000ULL / vm->cfg.huge_rate);
+		vm->assemble_budget_ns -= ranges * (NSEC_PER_SEC / vm->cfg.huge_rate);
 }
 
 static bool ready(struct vm *vm, uint64_t gpa)
@@ -108,7 +118,9 @@ static void *assembler_fn(void *arg)
 
 			if (!vm->cfg.huge || vm->stopping)
 				continue;
-			spend(vm, pass_budget(vm, budget(vm, a->interval_ms)));
+			spend(vm, pass_budget(vm, assembler_refill(&vm->assemble_budget_ns,
+								     vm->cfg.huge_rate,
+								     a->interval_ms)));
 		}
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += (long)a->interval_ms * 1000000L;

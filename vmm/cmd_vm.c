@@ -71,21 +71,25 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 	int c;
 
 	config_defaults(cfg);
-	/* a config file first, so options given beside it override it */
-	for (int i = 1; i < argc; i++) {
-		if (argv[i][0] == '-') {
-			if (strchr(argv[i], '=') == NULL && i + 1 < argc &&
-			    strcmp(argv[i], "--prefault") && strcmp(argv[i], "--help") &&
-			    strcmp(argv[i], "--stats") && strcmp(argv[i], "--huge-fill"))
-				i++;
-			continue;
-		}
+	/*
+	 * A config file first, so options given beside it override it. The
+	 * option table itself tells which arguments are files: a first quiet
+	 * getopt pass moves every non-option argument behind the options
+	 * (GNU permutation), whatever flags, abbreviations or '=' forms came
+	 * with them.
+	 */
+	optind = 0;	/* glibc: rescan from scratch */
+	opterr = 0;
+	while (getopt_long(argc, argv, "h", opts, NULL) != -1)
+		;
+	opterr = 1;
+	for (int i = optind; i < argc; i++) {
 		if (config_load(argv[i], cfg, err, sizeof(err))) {
 			fprintf(stderr, "gpmm run: %s\n", err);
 			return 2;
 		}
 	}
-	optind = 1;
+	optind = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		const char *key = NULL;
 

@@ -189,11 +189,23 @@ int daemon_add_vm(struct daemon *d, const struct vm_config *cfg,
 	v->vm->console_opaque = v;
 	v->vm->on_end = vm_ended;
 	v->vm->on_end_opaque = v;
+	/* the assembler first: a VM it cannot serve is refused, not run half */
+	ret = assembler_add(d->assembler, v->vm);
+	if (ret)
+		snprintf(err, errlen, "the 2 MiB assembler serves no more VMs (%s)",
+			 strerror(-ret));
+	else if ((ret = vm_start(v->vm))) {
+		assembler_remove(d->assembler, v->vm);
+		snprintf(err, errlen, "cannot start the VM: %s", strerror(-ret));
+	}
+	if (ret) {
+		vm_destroy(v->vm);
+		v->vm = NULL;
+		dvm_free(v);
+		return ret;
+	}
 	v->next = d->vms;
 	d->vms = v;
-	ret = vm_start(v->vm);
-	if (!ret)
-		assembler_add(d->assembler, v->vm);
 	if (out)
 		*out = v;
 	return 0;
@@ -329,6 +341,7 @@ static void reap(struct daemon *d)
 		*pc = c->next;
 		close(c->fd);
 		free(c->buf);
+		free(c->out);
 		free(c);
 	}
 	for (struct dvm **pv = &d->vms; *pv;) {
@@ -382,8 +395,11 @@ static size_t build_poll(struct daemon *d, struct pollfd *pfd, struct source *sr
 		if (v->qmp_fd >= 0)
 			ADD(v->qmp_fd, SRC_VM_QMP, v);
 	}
-	for (struct conn *c = d->conns; c; c = c->next)
+	for (struct conn *c = d->conns; c; c = c->next) {
 		ADD(c->fd, SRC_CONN, c);
+		if (c->out_len && n)
+			pfd[n - 1].events |= POLLOUT;
+	}
 #undef ADD
 	return n;
 }
@@ -429,7 +445,9 @@ int daemon_loop(struct daemon *d)
 				case SRC_VM_CONSOLE: forward_console(d, src[i].ptr); break;
 				case SRC_VM_END: finish_vm(d, src[i].ptr); break;
 				case SRC_CONN:
-					if (qmp_input(src[i].ptr) < 0)
+					if ((pfd[i].revents & POLLOUT) && qmp_flush(src[i].ptr) < 0)
+						break;
+					if ((pfd[i].revents & ~POLLOUT) && qmp_input(src[i].ptr) < 0)
 						((struct conn *)src[i].ptr)->dead = true;
 					break;
 				}

@@ -42,6 +42,8 @@ struct conn {
 	bool dead;
 	char *buf;
 	size_t len, cap;
+	char *out;		/* replies and events not yet sent */
+	size_t out_len, out_cap;
 	struct conn *next;
 };
 
@@ -78,6 +80,8 @@ void qmp_greet(struct conn *c);
 /* Read and handle what arrived; -1 when the peer is gone. */
 int qmp_input(struct conn *c);
 void qmp_send(struct conn *c, json_t *msg);
+/* Send what is queued; -EPIPE when the client is gone (then it is dead). */
+int qmp_flush(struct conn *c);
 void qmp_event(struct conn *c, const char *name, json_t *data);
 /* Send an event to every connection watching @dvm (and its owner). */
 void qmp_broadcast_vm(struct daemon *d, struct dvm *dvm, const char *name,

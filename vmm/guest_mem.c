@@ -291,20 +291,6 @@ int gmem_prefault(struct vm *vm, char *err, size_t errlen)
 	return 0;
 }
 
-static struct mm_pcp *pcp_of_thread(struct vm *vm, pid_t tid)
-{
-	/* a vCPU publishes its list (release) when its thread starts */
-	unsigned int n = __atomic_load_n(&vm->nr_vcpus, __ATOMIC_ACQUIRE);
-
-	for (unsigned int i = 0; i < n; i++) {
-		struct mm_pcp *pcp = __atomic_load_n(&vm->vcpus[i].pcp, __ATOMIC_ACQUIRE);
-
-		if (pcp && __atomic_load_n(&vm->vcpus[i].tid, __ATOMIC_RELAXED) == tid)
-			return pcp;
-	}
-	return vm->mem_pcp;
-}
-
 /*
  * Resolve one missing-page fault. When the pool cannot back the page the
  * VM is stopped, and the faulting thread is released with the zero page
@@ -325,7 +311,7 @@ static void handle_fault(struct vm *vm, const struct uffd_msg *msg)
 
 	if (r)
 		ret = populate(vm, r, (addr - (uintptr_t)r->hva) >> MM_PAGE_SHIFT,
-			       pcp_of_thread(vm, (pid_t)msg->arg.pagefault.feat.ptid));
+			       vm->mem_pcp);
 	if (ret) {
 		struct uffdio_zeropage zp = { .range = range };
 		uint64_t gpa = r ? r->gpa + (addr - (uintptr_t)r->hva) : 0;
@@ -375,8 +361,7 @@ static void *uffd_thread_fn(void *arg)
 static int uffd_open(bool want_wp, char *err, size_t errlen)
 {
 	struct uffdio_api api = { .api = UFFD_API,
-				  .features = UFFD_FEATURE_THREAD_ID |
-					      (want_wp ? UFFD_FEATURE_WP_HUGETLBFS_SHMEM : 0) };
+				  .features = want_wp ? UFFD_FEATURE_WP_HUGETLBFS_SHMEM : 0 };
 	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0) {
@@ -450,6 +435,23 @@ void gmem_uffd_stop(struct vm *vm)
 	vm->uffd = vm->uffd_stop = -1;
 }
 
+/*
+ * Give a frame of a dying VM back. Its pins (a device's ring, DMA in
+ * flight) were this VM's and die with it: drop them, or mm_free answers
+ * -EBUSY and a long-lived daemon's pool loses the frame for good.
+ */
+static void release_frame(struct vm *vm, uint32_t frame)
+{
+	int ret = mm_free(vm->pool->mm, NULL, frame);
+
+	for (int i = 0; ret == -EBUSY && i < 1 << 16; i++) {
+		int u = mm_unpin(vm->pool->mm, frame);
+
+		if (u && u != -EAGAIN)
+			ret = mm_free(vm->pool->mm, NULL, frame);
+	}
+}
+
 void gmem_destroy(struct vm *vm)
 {
 	for (unsigned int i = 0; i < vm->nr_regions; i++) {
@@ -464,7 +466,7 @@ void gmem_destroy(struct vm *vm)
 			vm->pool->gpa_of[frame] = 0;
 			/* a 2 MiB backing is one order-9 block: free it once */
 			if (!r->huge[idx >> 9] || !(idx & 511))
-				mm_free(vm->pool->mm, NULL, frame);
+				release_frame(vm, frame);
 		}
 		if (r->hva)
 			munmap(r->hva, r->size);

@@ -282,18 +282,35 @@ int vm_migrate_page(struct vm *vm, uint64_t gpa, uint64_t new_frame,
 /*
  * The owner callback compaction and lumpy reclaim call for guest RAM: find
  * the guest page @old backs and move it live. The allocator frees @old.
+ *
+ * Who may migrate a VM's pages: any thread (the daemon's assembler, direct
+ * compaction from any allocating thread, kcompactd, QMP, benchmarks), all
+ * serialised by mem_lock. So the frame-to-page lookup and the check that
+ * the page is still on @old happen under mem_lock, before any copy: a
+ * migration of the same page by another thread in between leaves @old no
+ * longer the page's frame, and this one then answers -ENOENT (the
+ * allocator puts @new back and keeps @old where it is).
  */
 static int ram_migrate(void *priv, uint64_t old, uint64_t new, unsigned int order)
 {
 	struct vm *vm = priv;
-	uint64_t gpa1 = vm->pool->gpa_of[old], from;
+	struct vm_region *r;
+	uint64_t gpa1, idx, from;
 	int ret;
 
-	if (order || !gpa1)
-		return order ? -EBUSY : -ENOENT;
-	ret = vm_migrate_page(vm, gpa1 - 1, new, &from);
-	if (!ret && from != old)
-		return -EIO;	/* cannot happen: gpa_of and backing agree */
+	if (order)
+		return -EBUSY;
+	pthread_mutex_lock(&vm->mem_lock);
+	gpa1 = vm->pool->gpa_of[old];
+	r = gpa1 ? gmem_region(vm, gpa1 - 1, 1) : NULL;
+	idx = r ? (gpa1 - 1 - r->gpa) >> MM_PAGE_SHIFT : 0;
+	if (!r || r->backing[idx] != old)
+		ret = -ENOENT;
+	else
+		ret = __migrate_page(vm, r, idx, new, &from);
+	if (ret)
+		count_failure(vm, ret);
+	pthread_mutex_unlock(&vm->mem_lock);
 	return ret;
 }
 

@@ -20,6 +20,7 @@
 #include "vmm/report.h"
 
 #define QMP_MAX_MESSAGE	(1 << 20)
+#define QMP_MAX_PENDING	(4 << 20)	/* unsent output before a client is dropped */
 
 struct qmp_err {
 	const char *cls;
@@ -46,28 +47,67 @@ static json_t *fail(struct qmp_err *e, const char *cls, const char *fmt, ...)
 	return NULL;
 }
 
-void qmp_send(struct conn *c, json_t *msg)
+/*
+ * Output never blocks the daemon's one loop: what the socket does not take
+ * now waits in the connection's buffer and goes out when poll says it can
+ * (qmp_flush). A client that lets more than QMP_MAX_PENDING pile up (it
+ * stopped reading, while a VM's console keeps writing) is dropped: one
+ * slow reader must not stall every VM's console and end handling, nor
+ * grow the daemon's memory without bound.
+ */
+int qmp_flush(struct conn *c)
 {
-	char *s = json_dumps(msg, JSON_COMPACT);
-	size_t len, off = 0;
+	size_t off = 0;
 
-	json_decref(msg);
-	if (!s || c->dead)
-		goto out;
-	len = strlen(s);
-	s[len] = '\0';
-	while (off < len) {
-		ssize_t n = send(c->fd, s + off, len - off, MSG_NOSIGNAL);
+	while (off < c->out_len) {
+		ssize_t n = send(c->fd, c->out + off, c->out_len - off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
 
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
 		if (n <= 0) {
 			c->dead = true;
-			goto out;
+			return -EPIPE;
 		}
 		off += (size_t)n;
 	}
-	if (send(c->fd, "\r\n", 2, MSG_NOSIGNAL) != 2)
+	memmove(c->out, c->out + off, c->out_len - off);
+	c->out_len -= off;
+	return 0;
+}
+
+static int queue_output(struct conn *c, const char *s, size_t len)
+{
+	if (c->out_len + len > QMP_MAX_PENDING) {
 		c->dead = true;
-out:
+		return -ENOBUFS;
+	}
+	if (c->out_len + len > c->out_cap) {
+		size_t cap = c->out_cap ? c->out_cap : 8192;
+		char *out;
+
+		while (cap < c->out_len + len)
+			cap *= 2;
+		out = realloc(c->out, cap);
+		if (!out) {
+			c->dead = true;
+			return -ENOMEM;
+		}
+		c->out = out;
+		c->out_cap = cap;
+	}
+	memcpy(c->out + c->out_len, s, len);
+	c->out_len += len;
+	return 0;
+}
+
+void qmp_send(struct conn *c, json_t *msg)
+{
+	char *s = json_dumps(msg, JSON_COMPACT);
+
+	json_decref(msg);
+	if (s && !c->dead && !queue_output(c, s, strlen(s)) && !queue_output(c, "\r\n", 2))
+		qmp_flush(c);
 	free(s);
 }
 
@@ -373,7 +413,13 @@ static json_t *run_command(struct conn *c, json_t *msg, struct qmp_err *e)
 			    "Expecting capabilities negotiation with 'qmp_capabilities'");
 	if (!q || (q->daemon_only && c->vm))
 		return fail(e, "CommandNotFound", "The command %s has not been found", name);
-	return q->fn(c, args ? args : json_object(), e);
+	if (args)
+		return q->fn(c, args, e);
+	/* the command sees an empty object, which is ours to free */
+	json_t *none = json_object(), *ret = q->fn(c, none, e);
+
+	json_decref(none);
+	return ret;
 }
 
 static void handle_message(struct conn *c, json_t *msg)

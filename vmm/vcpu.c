@@ -252,16 +252,11 @@ static void *vcpu_thread(void *arg)
 {
 	struct vcpu *vcpu = arg;
 	struct vm *vm = vcpu->vm;
-	struct mm_pcp *pcp = NULL;
 	sigset_t set;
 
-	__atomic_store_n(&vcpu->tid, gettid(), __ATOMIC_RELAXED);
 	sigemptyset(&set);
 	sigaddset(&set, KICK_SIGNAL);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-	/* the fault thread allocates from it while this vCPU waits on a fault */
-	if (mm_pcp_create(vm->pool->mm, &pcp) == 0)
-		__atomic_store_n(&vcpu->pcp, pcp, __ATOMIC_RELEASE);
 
 	for (;;) {
 		bool go;
@@ -286,8 +281,6 @@ static void *vcpu_thread(void *arg)
 			break;
 	}
 
-	__atomic_store_n(&vcpu->pcp, NULL, __ATOMIC_RELEASE);
-	mm_pcp_destroy(pcp);
 	pthread_mutex_lock(&vm->lock);
 	vm->running_vcpus--;
 	pthread_cond_broadcast(&vm->cond);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* One vCPU: its KVM fd, its thread and run loop, its per-thread list. */
+/* One vCPU: its KVM fd, its thread and run loop. */
 #ifndef GPMM_VCPU_H
 #define GPMM_VCPU_H
 
@@ -9,7 +9,6 @@
 
 struct vm;
 struct kvm_run;
-struct mm_pcp;
 
 struct vcpu {
 	struct vm *vm;
@@ -19,8 +18,6 @@ struct vcpu {
 	int run_size;
 	pthread_t thread;
 	bool started;
-	pid_t tid;		/* to find the vCPU a userfault came from */
-	struct mm_pcp *pcp;	/* frames for the pages this vCPU touches */
 };
 
 int vcpu_init(struct vm *vm, struct vcpu *vcpu, unsigned int index);

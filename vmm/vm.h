@@ -113,7 +113,12 @@ struct vm {
 	unsigned int nr_regions;
 	struct vcpu *vcpus;
 	unsigned int nr_vcpus;
-	struct mm_pcp *mem_pcp;		/* for pages the VMM itself touches */
+	/*
+	 * The VM's per-thread list: every frame of its RAM comes through it,
+	 * always under mem_lock, so one thread at a time uses it (mm.h's
+	 * rule), whichever that is: the fault thread, a device, prefault.
+	 */
+	struct mm_pcp *mem_pcp;
 	pthread_mutex_t mem_lock;	/* backing map and mappings */
 
 	struct device_bus bus;

@@ -70,6 +70,9 @@ static void test_run_config_file(void)
 		payload("exitcode"));
 	fclose(f);
 	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run %s 2>&1", gpmm_bin(), path), 42);
+	/* which arguments are files, the option table says: abbreviations too */
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run --pref %s 2>&1", gpmm_bin(), path), 42);
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run %s --huge-fi --cpus=1 2>&1", gpmm_bin(), path), 42);
 	/* options beside the file override it */
 	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run %s --kernel %s 2>&1", gpmm_bin(),
 			   path, payload("hello")), 0);
@@ -337,6 +340,80 @@ static void test_assembly_policy(void)
 }
 
 /*
+ * A client that sends commands and never reads their replies: the daemon
+ * must neither block on it (every VM's console and end go through the
+ * same loop) nor buffer for it without bound. It is dropped, and a VM
+ * started meanwhile runs to its end.
+ */
+static void test_daemon_slow_reader(void)
+{
+	static const char cmd[] = "{\"execute\":\"query-fragmentation\"}\n";
+	char sock[256];
+	bool dropped = false;
+	int fd;
+
+	snprintf(sock, sizeof(sock), "%s/d3.sock", test_run_dir());
+	CU_ASSERT_EQUAL(sh(NULL, 0, "%s daemon --socket %s --pool 64M >/dev/null 2>&1 &",
+			   gpmm_bin(), sock), 0);
+	fd = qmp_raw(sock);
+	CU_ASSERT_FATAL(fd >= 0);
+	qmp_expect(fd, "\r\n");
+	qmp_say(fd, "{\"execute\":\"qmp_capabilities\"}\n");
+	qmp_expect(fd, "return");
+	/* ask for far more than the daemon keeps for one client; never read */
+	for (int i = 0, waits = 0; i < 100000 && waits < 600 && !dropped;) {
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+		if (poll(&p, 1, 100) <= 0) {
+			waits++;
+			continue;
+		}
+		if (p.revents & (POLLERR | POLLHUP)) {
+			dropped = true;
+			break;
+		}
+		if (send(fd, cmd, sizeof(cmd) - 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+			dropped = errno == EPIPE || errno == ECONNRESET;
+		else
+			i++;
+	}
+	CU_ASSERT(dropped);
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "timeout 300 %s run --daemon %s --kernel %s "
+			   "--ram 8M 2>&1", gpmm_bin(), sock, payload("hello")), 0);
+	close(fd);
+	sh(NULL, 0, "pkill -TERM -f 'gpmm daemon --socket %s'", sock);
+}
+
+/*
+ * Commands without "arguments" and a clean exit: the daemon's status
+ * says so (under SANITIZE=1 LeakSanitizer makes it non-zero on a leak).
+ */
+static void test_daemon_exit_status(void)
+{
+	char sock[256], status[256];
+	int fd;
+
+	snprintf(sock, sizeof(sock), "%s/d4.sock", test_run_dir());
+	snprintf(status, sizeof(status), "%s/d4.status", test_run_dir());
+	unlink(status);
+	CU_ASSERT_EQUAL(sh(NULL, 0, "(%s daemon --socket %s --pool 32M & echo $! > %s.pid; "
+			   "wait $!; echo $? > %s) >/dev/null 2>&1 &", gpmm_bin(), sock,
+			   status, status), 0);
+	fd = qmp_raw(sock);
+	CU_ASSERT_FATAL(fd >= 0);
+	qmp_expect(fd, "\r\n");
+	qmp_say(fd, "{\"execute\":\"qmp_capabilities\"}{\"execute\":\"query-gpmm-vms\"}"
+		"{\"execute\":\"query-version\"}{\"execute\":\"query-gpmm-pool\",\"id\":9}\n");
+	CU_ASSERT_PTR_NOT_NULL(strstr(qmp_expect(fd, "\"id\":9"), "pool_bytes"));
+	close(fd);
+	sh(NULL, 0, "kill -TERM $(cat %s.pid)", status);
+	for (int i = 0; i < 600 && access(status, F_OK); i++)
+		usleep(100000);
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "cat %s", status), 0);
+	CU_ASSERT_EQUAL(atoi(out), 0);
+}
+
+/*
  * gpmm host-check against what the test sees itself: the kernel release
  * from uname(2), KVM usable (this suite runs only where it is), and
  * `gpmm run` naming at start exactly the capabilities the check does not
@@ -393,6 +470,8 @@ int register_cli_suite(void)
 		{ "qmp: wire protocol", test_qmp_wire_protocol },
 		{ "daemon: two VMs", test_daemon_two_vms },
 		{ "daemon: client gone", test_daemon_client_gone },
+		{ "daemon: a client that never reads", test_daemon_slow_reader },
+		{ "daemon: clean exit", test_daemon_exit_status },
 		{ "frag: report matches the kernel", test_report_matches_kernel },
 		{ "frag: assembly policy", test_assembly_policy },
 		{ "host-check: agrees with the host", test_host_check },

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <CUnit/CUnit.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,7 +201,78 @@ static void test_pinned_page_stays(void)
 	CU_ASSERT_EQUAL(vm_gpa_to_frame(vm, 0x300000), before);
 	CU_ASSERT_EQUAL(vm_unpin_page(vm, 0x300000), 0);
 	CU_ASSERT_EQUAL(vm_unpin_page(vm, 0x300000), -EINVAL);
+	/* pins still held when the VM ends die with it: the frame comes back */
+	CU_ASSERT_EQUAL(vm_pin_page(vm, 0x300000), 0);
+	CU_ASSERT_EQUAL(vm_pin_page(vm, 0x300000), 0);
 	stop_and_check(vm, &res);
+	CU_ASSERT(pool_is_whole(pool));
+	pool_close(pool);
+}
+
+struct stale_migrate {
+	struct vm *vm;
+	uint64_t old, new;
+	int ret;
+};
+
+/* The compactor's side: the owner callback, once the window is open. */
+static void *stale_migrate_fn(void *arg)
+{
+	struct stale_migrate *m = arg;
+
+	for (int i = 0; i < 100000; i++) {
+		pthread_mutex_lock(&m->vm->mig.lock);
+		bool open = m->vm->mig.len != 0;
+		pthread_mutex_unlock(&m->vm->mig.lock);
+		if (open)
+			break;
+		usleep(100);
+	}
+	m->ret = vm_ram_owner_ops.migrate(m->vm, m->old, m->new, 0);
+	return NULL;
+}
+
+/*
+ * Two threads migrating one VM: while a direct migration holds page P's
+ * window open (P moving from frame A to B), compaction asks the owner to
+ * move A to N. When the direct one is done A backs nothing, so the owner
+ * must answer -ENOENT and leave P on B. (It once read A's page without
+ * the VM's lock, then moved P from B to N and answered -EIO, and the
+ * allocator freed N under the guest.)
+ */
+static void test_two_migrators(void)
+{
+	struct pool *pool = test_pool(32);
+	struct run_result res;
+	struct vm_config cfg;
+	struct stale_migrate m = { 0 };
+	struct vm *vm;
+	pthread_t t;
+	char err[256];
+	long a, b;
+	uint64_t old;
+
+	test_config(&cfg, "two", payload("spin"), 8, 1);
+	cfg.prefault = true;
+	CU_ASSERT_FATAL(test_vm_create(pool, &cfg, &res, &vm, err, sizeof(err)) == 0);
+	CU_ASSERT_FATAL(vm_start(vm) == 0);
+	a = vm_gpa_to_frame(vm, 0x300000);
+	b = mm_alloc(pool->mm, NULL, 0, MIGRATE_MOVABLE, vm->owner);
+	m = (struct stale_migrate){ vm, (uint64_t)a,
+		(uint64_t)mm_alloc(pool->mm, NULL, 0, MIGRATE_MOVABLE, vm->owner), 1 };
+	CU_ASSERT_FATAL(a >= 0 && b >= 0 && (long)m.new >= 0);
+	vm->mig.hold_us = 1000000;	/* nothing writes: held the whole second */
+	CU_ASSERT_FATAL(pthread_create(&t, NULL, stale_migrate_fn, &m) == 0);
+	CU_ASSERT_EQUAL(vm_migrate_page(vm, 0x300000, (uint64_t)b, &old), 0);
+	vm->mig.hold_us = 0;
+	pthread_join(t, NULL);
+	CU_ASSERT_EQUAL(old, (uint64_t)a);
+	CU_ASSERT_EQUAL(m.ret, -ENOENT);
+	CU_ASSERT_EQUAL(vm_gpa_to_frame(vm, 0x300000), b);
+	mm_free(pool->mm, NULL, old);
+	mm_free(pool->mm, NULL, m.new);
+	vm_request_stop(vm, VM_SHUTDOWN, 0);
+	test_vm_finish(vm, &res);
 	CU_ASSERT(pool_is_whole(pool));
 	pool_close(pool);
 }
@@ -213,6 +285,7 @@ int register_migrate_suite(void)
 		{ "compaction moves guest pages", test_compaction_moves_guest_pages },
 		{ "assemble 2 MiB ranges live", test_assemble_ranges_live },
 		{ "pinned page stays", test_pinned_page_stays },
+		{ "two threads migrate one VM", test_two_migrators },
 	};
 	return SUITE("migrate", tests);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vmm/assembler.h"
 #include "vmm/config.h"
 #include "tests/suite.h"
 
@@ -105,12 +106,34 @@ static void test_ini(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "/nonexistent.ini"));
 }
 
+/*
+ * huge_rate: after a long idle time a VM still gets at most huge_rate
+ * ranges in a second, not the backlog of every tick it did not use.
+ */
+static void test_huge_rate_bucket(void)
+{
+	uint64_t bucket = 0, tokens = 0, spent = 0;
+
+	for (int tick = 0; tick < 600; tick++)	/* a minute idle, 100 ms ticks */
+		tokens = assembler_refill(&bucket, 2, 100);
+	CU_ASSERT(tokens <= 2);
+	/* then busy for 10 s: about 2 a second, each spent */
+	for (int tick = 0; tick < 100; tick++) {
+		tokens = assembler_refill(&bucket, 2, 100);
+		spent += tokens;
+		bucket -= tokens * (1000000000ULL / 2);
+	}
+	CU_ASSERT(spent >= 20 && spent <= 22);
+	CU_ASSERT_EQUAL(assembler_refill(&bucket, 0, 100), UINT64_MAX);
+}
+
 int register_config_suite(void)
 {
 	static const struct suite_test tests[] = {
 		{ "sizes", test_sizes },
 		{ "keys", test_keys },
 		{ "ini files", test_ini },
+		{ "huge_rate is a bounded bucket", test_huge_rate_bucket },
 	};
 
 	return SUITE("config", tests);
