@@ -14,8 +14,8 @@
 #include <time.h>
 
 #include "mm/mm.h"
-#include "tests/bench/bench.h"
-#include "tests/bench/workload.h"
+#include "bench/bench.h"
+#include "bench/workload.h"
 
 struct sink_ctx {
 	struct replay *replay;

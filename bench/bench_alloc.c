@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "mm/mm.h"
-#include "tests/bench/bench.h"
+#include "bench/bench.h"
 
 #define RING		256
 #define CHUNK		50000

@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tests/bench/bench.h"
+#include "bench/bench.h"
 #include "vmm/config.h"
 #include "vmm/kvm.h"
 #include "vmm/vm.h"

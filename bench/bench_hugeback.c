@@ -15,9 +15,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tests/bench/bench.h"
-#include "tests/bench/trace.h"
-#include "tests/bench/workload.h"
+#include "bench/bench.h"
+#include "bench/trace.h"
+#include "bench/workload.h"
 #include "vmm/assembler.h"
 #include "vmm/config.h"
 #include "vmm/console_buf.h"
