@@ -11,11 +11,11 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "mm/mm.h"
 #include "bench/bench.h"
 #include "bench/workload.h"
+#include "vmm/vm.h"
 
 struct sink_ctx {
 	struct replay *replay;
@@ -126,17 +126,17 @@ static void request_huge_blocks(struct mm_pool *pool, struct replay *r,
 	const struct replay_counts *c = replay_counts(r);
 	uint64_t reclaimed0 = c->reclaimed_pages, migrated0 = c->migrated_pages;
 	struct mm_stats st;
-	double t0;
+	uint64_t t0;
 
 	mm_drain_all(pool);
 	if (mm_stats(pool, &st))
 		return;
 	res->free_before_pages = st.free_pages;
-	t0 = bench_now();
+	t0 = vm_now_ns();
 	while (mm_alloc(pool, NULL, MM_PAGEBLOCK_ORDER, MIGRATE_MOVABLE, MM_NO_OWNER) >= 0)
 		res->blocks++;
 	res->ms_per_block = res->blocks ?
-		1e3 * (bench_now() - t0) / (double)res->blocks : 0;
+		(double)(vm_now_ns() - t0) / 1e6 / (double)res->blocks : 0;
 	res->reclaimed_pages = c->reclaimed_pages - reclaimed0;
 	res->migrated_pages = c->migrated_pages - migrated0;
 	res->huge_allocatable_pct = 100.0 * (double)(res->blocks * MM_PAGEBLOCK_PAGES) /
@@ -167,7 +167,7 @@ static int run_gupta(struct mm_pool *pool, struct replay *r,
 	uint64_t frames = mm_pool_frames(pool), kept = 0;
 	struct trace_event ev = { .op = TRACE_ALLOC, .mt = MIGRATE_MOVABLE };
 	struct mm_stats st;
-	double t0;
+	uint64_t t0;
 	int ret = 0;
 
 	for (ev.id = 0; ev.id < frames && !ret; ev.id++)
@@ -181,9 +181,9 @@ static int run_gupta(struct mm_pool *pool, struct replay *r,
 	if (ret)
 		return ret;
 	mm_drain_all(pool);
-	t0 = bench_now();
+	t0 = vm_now_ns();
 	mm_compact_all(pool);
-	res->ms_per_block = 1e3 * (bench_now() - t0);
+	res->ms_per_block = (double)(vm_now_ns() - t0) / 1e6;
 	ret = mm_stats(pool, &st);
 	for (unsigned int o = MM_PAGEBLOCK_ORDER; o < MM_MAX_ORDER; o++)
 		res->blocks += st.nr_free[o] << (o - MM_PAGEBLOCK_ORDER);
@@ -206,7 +206,7 @@ int bench_frag_measure(const struct frag_opts *o, const char *policy,
 	struct mm_stats st;
 	uint64_t pool_mib;
 	FILE *trace;
-	double t0 = bench_now();
+	uint64_t t0 = vm_now_ns();
 	int ret;
 
 	memset(res, 0, sizeof(*res));
@@ -264,7 +264,7 @@ done:
 	count_mechanisms(pool, res);
 	res->corrupted_bytes = replay_counts(r)->corrupted_bytes + replay_verify(r);
 	res->pool_pages = mm_pool_frames(pool);
-	res->seconds = bench_now() - t0;
+	res->seconds = (double)(vm_now_ns() - t0) / 1e9;
 out:
 	replay_destroy(r);
 	mm_pcp_destroy(pcp);

@@ -22,6 +22,7 @@
 #include "vmm/config.h"
 #include "vmm/console_buf.h"
 #include "vmm/kvm.h"
+#include "vmm/samples.h"
 #include "vmm/vm.h"
 
 static char guest_dir[512] = "build/guests";
@@ -139,7 +140,7 @@ int cmd_bench_migrate(int argc, char **argv)
 	}
 	t4k = vm_now_ns() - t0;
 	lost = vm_get_state(vm) != VM_RUNNING || console_buf_has(&con, "lost write");
-	qsort(lat, moved < LAT_SAMPLES ? moved : LAT_SAMPLES, sizeof(lat[0]), bench_cmp_u64);
+	qsort(lat, moved < LAT_SAMPLES ? moved : LAT_SAMPLES, sizeof(lat[0]), cmp_u64);
 	lat_p50 = lat[(moved < LAT_SAMPLES ? moved : LAT_SAMPLES) / 2];
 	lat_p99 = lat[(uint64_t)((moved < LAT_SAMPLES ? moved : LAT_SAMPLES) * 0.99)];
 	p50_4k = vm_stall_percentile(vm, 50) / 1e3;

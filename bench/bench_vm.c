@@ -19,6 +19,7 @@
 #include "bench/bench.h"
 #include "vmm/config.h"
 #include "vmm/kvm.h"
+#include "vmm/samples.h"
 #include "vmm/vm.h"
 
 static char guest_dir[512] = "build/guests";
@@ -153,9 +154,9 @@ int cmd_bench_boot(int argc, char **argv)
 		proc[i] = run_process(guest("hello"));
 	}
 	pool_close(pool);
-	qsort(first, runs, sizeof(uint64_t), bench_cmp_u64);
-	qsort(create, runs, sizeof(uint64_t), bench_cmp_u64);
-	qsort(proc, runs, sizeof(uint64_t), bench_cmp_u64);
+	qsort(first, runs, sizeof(uint64_t), cmp_u64);
+	qsort(create, runs, sizeof(uint64_t), cmp_u64);
+	qsort(proc, runs, sizeof(uint64_t), cmp_u64);
 	if (json) {
 		printf("{\"runs\":%d,\"create_us\":%.1f,\"first_instruction_us\":%.1f,"
 		       "\"process_run_ms\":%.2f}\n", runs, create[runs / 2] / 1e3,
