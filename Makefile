@@ -64,6 +64,7 @@ APP_SRCS   := $(VMM_SRCS) \
               bench/prng.c \
               bench/workload.c \
               bench/trace.c \
+              bench/progress.c \
               bench/bench_frag.c \
               bench/bench_alloc.c \
               bench/bench_vm.c \

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct progress;
+
 struct frag_opts {
 	uint64_t pool_mib;	/* 0: the trace's "# pool-mib", else 1024 */
 	uint64_t seed;
@@ -14,6 +16,7 @@ struct frag_opts {
 	const char *trace;	/* trace file to replay instead */
 	bool live;		/* movable stays live; then order-9 requests */
 	bool gupta;		/* Gupta's test instead of a load */
+	struct progress *progress;	/* status line, NULL: none */
 };
 
 /* A policy of the allocator, as the benchmark names it. */
