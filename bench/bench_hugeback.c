@@ -110,7 +110,7 @@ static void vm_end_read(struct vm *vm, struct console_buf *con, struct vm_end *e
 	if (e->lost_write)
 		snprintf(e->what, sizeof(e->what), "YES, the guest saw one and stopped: %s", line);
 	else if (e->state == VM_RUNNING)
-		snprintf(e->what, sizeof(e->what), "none (the guest ran to the end)");
+		snprintf(e->what, sizeof(e->what), "none (the guest was still running at the end)");
 	else if (e->state == VM_FAILED)
 		snprintf(e->what, sizeof(e->what), "none seen, but the VM FAILED: %.*s",
 			 (int)strcspn(vm->report, "\n"), vm->report);
@@ -449,6 +449,8 @@ struct hb_result {
 	double pct;		/* at the end */
 	double t98;		/* first time >= 98% with all RAM touched, -1: never */
 	double best_pct, best_t;	/* highest share seen, and when */
+	double t_end;		/* sampling took this long: smaps reads are slow too */
+	uint64_t samples;
 	uint64_t touched;	/* bytes backed at the end */
 	bool touched_all;	/* memloop finished its first pass */
 	struct vm_end end;
@@ -489,6 +491,8 @@ static void sample_huge(struct vm *vm, struct console_buf *con, uint64_t seconds
 			       huge / 1048576.0, r->pct);
 			fflush(stdout);
 		}
+		r->t_end = t;
+		r->samples = i;
 		progress_tick(pr, "sample %llu/%llu at %.1f s, %.0f MiB touched, %.2f%% huge",
 			      (unsigned long long)i, (unsigned long long)seconds * 10, t,
 			      r->touched / 1048576.0, r->pct);
@@ -515,19 +519,19 @@ static void print_hugeback_json(uint64_t mib, const struct hb_result *r, double 
 	json_decref(o);
 }
 
-static void print_hugeback(uint64_t mib, uint64_t seconds, const struct hb_result *r)
+static void print_hugeback(uint64_t mib, const struct hb_result *r)
 {
 	printf("\n%-44s %8s\n", "", "huge%");
 	printf("%-44s %8.2f  ", "gpmm, pool memfd, grouping + compaction", r->pct);
 	if (r->t98 >= 0)
 		printf("(98%% reached after %.1f s)\n", r->t98);
 	else
-		printf("(98%% not reached in %llu s: highest %.2f%% at %.1f s)\n",
-		       (unsigned long long)seconds, r->best_pct, r->best_t);
+		printf("(98%% not reached in %llu samples over %.1f s: highest %.2f%% at %.1f s)\n",
+		       (unsigned long long)r->samples, r->t_end, r->best_pct, r->best_t);
 	printf("%-44s %s\n", "", r->touched_all ?
 	       "the guest touched all its RAM" : "the guest had NOT finished touching its RAM:");
 	if (!r->touched_all)
-		printf("%-44s %.1f of %llu MiB backed at the end\n", "",
+		printf("%-44s %.1f of its %llu MiB of RAM backed at the end\n", "",
 		       r->touched / 1048576.0, (unsigned long long)mib + 2);
 }
 
@@ -641,7 +645,7 @@ int cmd_bench_hugeback(int argc, char **argv)
 		print_hugeback_json(mib, &res, q_memfd, q_anon, &st);
 		return vm_end_bad(&res.end) ? 1 : 0;
 	}
-	print_hugeback(mib, seconds, &res);
+	print_hugeback(mib, &res);
 	if (qemu && q_memfd >= 0) {
 		printf("%-44s %8.2f\n", "QEMU memory-backend-memfd (-mem-prealloc)", q_memfd);
 		printf("%-44s %8.2f\n", "QEMU plain anonymous RAM (-mem-prealloc)", q_anon);
