@@ -61,13 +61,14 @@ VMM_SRCS   := vmm/pool.c \
               devices/debugport.c
 
 APP_SRCS   := $(VMM_SRCS) \
-              tests/bench/prng.c \
-              tests/bench/workload.c \
-              tests/bench/trace.c \
-              tests/bench/bench_frag.c \
-              tests/bench/bench_alloc.c \
-              tests/bench/bench_vm.c \
-              tests/bench/bench_hugeback.c \
+              bench/prng.c \
+              bench/workload.c \
+              bench/trace.c \
+              bench/progress.c \
+              bench/bench_frag.c \
+              bench/bench_alloc.c \
+              bench/bench_vm.c \
+              bench/bench_hugeback.c \
               vmm/cli.c
 
 UNIT_SRCS  := $(wildcard tests/unit/*.c)

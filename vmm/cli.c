@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tests/bench/bench.h"
+#include "bench/bench.h"
 #include "vmm/cli.h"
 
 struct cli_cmd {

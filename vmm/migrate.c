@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "vmm/guest_mem.h"
+#include "vmm/samples.h"
 #include "vmm/vm.h"
 
 #ifndef MADV_COLLAPSE
@@ -167,13 +168,6 @@ static void release(struct vm *vm)
 			now - vm->mig.waiting[i];
 	vm->mig.nr_waiting = 0;
 	pthread_mutex_unlock(&vm->mig.lock);
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
 }
 
 uint64_t vm_stall_percentile(struct vm *vm, double pct)

@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "mm/mm.h"
-#include "tests/bench/bench.h"
-#include "tests/bench/trace.h"
-#include "tests/bench/workload.h"
+#include "bench/bench.h"
+#include "bench/trace.h"
+#include "bench/workload.h"
 #include "tests/suite.h"
 
 static void test_parse_valid_lines(void)

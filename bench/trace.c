@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "tests/bench/trace.h"
+#include "bench/trace.h"
 
 struct live {
 	uint64_t id;

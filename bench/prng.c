@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <math.h>
 
-#include "tests/bench/prng.h"
+#include "bench/prng.h"
 
 static uint64_t splitmix64(uint64_t *x)
 {

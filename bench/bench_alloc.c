@@ -13,10 +13,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "mm/mm.h"
-#include "tests/bench/bench.h"
+#include "bench/bench.h"
+#include "vmm/vm.h"
 
 #define RING		256
 #define CHUNK		50000
@@ -71,10 +71,10 @@ static void *worker_run(void *arg)
 		/* which policy goes first alternates too: no order bias */
 		for (int k = 0; k < 2; k++) {
 			int g = (int)((done / CHUNK + k) & 1);
-			double t0 = bench_now();
+			uint64_t t0 = vm_now_ns();
 
 			w->err = churn(w->pools[g], pcp[g], ring[g], done, CHUNK);
-			w->seconds[g] += bench_now() - t0;
+			w->seconds[g] += (double)(vm_now_ns() - t0) / 1e9;
 		}
 	}
 	for (int g = 0; g < 2; g++)

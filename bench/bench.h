@@ -6,24 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
 
-/* Seconds on the monotonic clock, for timing a measured section. */
-static inline double bench_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* qsort order of uint64_t samples, for percentiles. */
-static inline int bench_cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
+struct progress;
 
 struct frag_opts {
 	uint64_t pool_mib;	/* 0: the trace's "# pool-mib", else 1024 */
@@ -32,6 +16,7 @@ struct frag_opts {
 	const char *trace;	/* trace file to replay instead */
 	bool live;		/* movable stays live; then order-9 requests */
 	bool gupta;		/* Gupta's test instead of a load */
+	struct progress *progress;	/* status line, NULL: none */
 };
 
 /* A policy of the allocator, as the benchmark names it. */

@@ -7,7 +7,7 @@
 #ifndef GPMM_WORKLOAD_H
 #define GPMM_WORKLOAD_H
 
-#include "tests/bench/trace.h"
+#include "bench/trace.h"
 
 struct wl_profile {
 	const char *name;

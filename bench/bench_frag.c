@@ -11,14 +11,17 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "mm/mm.h"
-#include "tests/bench/bench.h"
-#include "tests/bench/workload.h"
+#include "bench/bench.h"
+#include "bench/progress.h"
+#include "bench/workload.h"
+#include "vmm/vm.h"
 
 struct sink_ctx {
 	struct replay *replay;
+	struct progress *progress;
+	uint64_t pool_pages;
 	char *err;
 	size_t errlen;
 };
@@ -26,14 +29,21 @@ struct sink_ctx {
 static int replay_sink(void *ctx, const struct trace_event *ev)
 {
 	struct sink_ctx *c = ctx;
+	const struct replay_counts *rc = replay_counts(c->replay);
 
+	progress_tick(c->progress, "%llu events, pool %.0f%% used, %llu failed",
+		      (unsigned long long)rc->events,
+		      100.0 * (double)(rc->live_pages[MIGRATE_UNMOVABLE] +
+				       rc->live_pages[MIGRATE_RECLAIMABLE] +
+				       rc->live_pages[MIGRATE_MOVABLE]) / (double)c->pool_pages,
+		      (unsigned long long)rc->alloc_failed);
 	return replay_event(c->replay, ev, c->err, c->errlen);
 }
 
 static int run_load(const struct frag_opts *o, FILE *trace, struct replay *r,
 		    uint64_t pool_pages, char *err, size_t errlen)
 {
-	struct sink_ctx ctx = { r, err, errlen };
+	struct sink_ctx ctx = { r, o->progress, pool_pages, err, errlen };
 	const struct wl_profile *p;
 
 	if (trace) {
@@ -121,22 +131,26 @@ const struct frag_policy *frag_policy_find(const char *name)
  * that left as whole blocks.
  */
 static void request_huge_blocks(struct mm_pool *pool, struct replay *r,
-				struct frag_result *res)
+				struct progress *progress, struct frag_result *res)
 {
 	const struct replay_counts *c = replay_counts(r);
 	uint64_t reclaimed0 = c->reclaimed_pages, migrated0 = c->migrated_pages;
 	struct mm_stats st;
-	double t0;
+	uint64_t t0;
 
 	mm_drain_all(pool);
 	if (mm_stats(pool, &st))
 		return;
 	res->free_before_pages = st.free_pages;
-	t0 = bench_now();
-	while (mm_alloc(pool, NULL, MM_PAGEBLOCK_ORDER, MIGRATE_MOVABLE, MM_NO_OWNER) >= 0)
+	t0 = vm_now_ns();
+	while (mm_alloc(pool, NULL, MM_PAGEBLOCK_ORDER, MIGRATE_MOVABLE, MM_NO_OWNER) >= 0) {
 		res->blocks++;
+		progress_tick(progress, "%llu 2 MiB blocks of %llu MiB free so far",
+			      (unsigned long long)res->blocks,
+			      (unsigned long long)(res->free_before_pages >> 8));
+	}
 	res->ms_per_block = res->blocks ?
-		1e3 * (bench_now() - t0) / (double)res->blocks : 0;
+		(double)(vm_now_ns() - t0) / 1e6 / (double)res->blocks : 0;
 	res->reclaimed_pages = c->reclaimed_pages - reclaimed0;
 	res->migrated_pages = c->migrated_pages - migrated0;
 	res->huge_allocatable_pct = 100.0 * (double)(res->blocks * MM_PAGEBLOCK_PAGES) /
@@ -167,7 +181,7 @@ static int run_gupta(struct mm_pool *pool, struct replay *r,
 	uint64_t frames = mm_pool_frames(pool), kept = 0;
 	struct trace_event ev = { .op = TRACE_ALLOC, .mt = MIGRATE_MOVABLE };
 	struct mm_stats st;
-	double t0;
+	uint64_t t0;
 	int ret = 0;
 
 	for (ev.id = 0; ev.id < frames && !ret; ev.id++)
@@ -181,9 +195,9 @@ static int run_gupta(struct mm_pool *pool, struct replay *r,
 	if (ret)
 		return ret;
 	mm_drain_all(pool);
-	t0 = bench_now();
+	t0 = vm_now_ns();
 	mm_compact_all(pool);
-	res->ms_per_block = 1e3 * (bench_now() - t0);
+	res->ms_per_block = (double)(vm_now_ns() - t0) / 1e6;
 	ret = mm_stats(pool, &st);
 	for (unsigned int o = MM_PAGEBLOCK_ORDER; o < MM_MAX_ORDER; o++)
 		res->blocks += st.nr_free[o] << (o - MM_PAGEBLOCK_ORDER);
@@ -206,7 +220,7 @@ int bench_frag_measure(const struct frag_opts *o, const char *policy,
 	struct mm_stats st;
 	uint64_t pool_mib;
 	FILE *trace;
-	double t0 = bench_now();
+	uint64_t t0 = vm_now_ns();
 	int ret;
 
 	memset(res, 0, sizeof(*res));
@@ -248,7 +262,7 @@ int bench_frag_measure(const struct frag_opts *o, const char *policy,
 	res->events = replay_counts(r)->events;
 	res->alloc_failed = replay_counts(r)->alloc_failed;
 	if (o->live) {
-		request_huge_blocks(pool, r, res);
+		request_huge_blocks(pool, r, o->progress, res);
 		ret = mm_stats(pool, &st);
 		res->unmovable_pages = st.allocated_pages[MIGRATE_UNMOVABLE];
 		res->pool_pages = st.frames;
@@ -264,7 +278,7 @@ done:
 	count_mechanisms(pool, res);
 	res->corrupted_bytes = replay_counts(r)->corrupted_bytes + replay_verify(r);
 	res->pool_pages = mm_pool_frames(pool);
-	res->seconds = bench_now() - t0;
+	res->seconds = (double)(vm_now_ns() - t0) / 1e9;
 out:
 	replay_destroy(r);
 	mm_pcp_destroy(pcp);
@@ -481,6 +495,7 @@ int cmd_bench_frag(int argc, char **argv)
 	char list[256] = "", err[256];
 	const char *names[NR_POLICIES];
 	struct frag_result res[NR_POLICIES];
+	struct progress progress;
 	bool json = false;
 	int c, n;
 
@@ -512,12 +527,22 @@ int cmd_bench_frag(int argc, char **argv)
 		fprintf(stderr, "gpmm: --pool-mib must be a multiple of 2 (pageblocks are 2 MiB)\n");
 		return 2;
 	}
+	progress_init(&progress, json);
+	o.progress = &progress;
 	for (int i = 0; i < n; i++) {
+		if (i)
+			progress_phase(&progress, "bench frag %d/%d %s (%s %.2f%% huge)",
+				       i + 1, n, names[i], res[i - 1].policy,
+				       res[i - 1].huge_allocatable_pct);
+		else
+			progress_phase(&progress, "bench frag 1/%d %s", n, names[i]);
 		if (bench_frag_measure(&o, names[i], &res[i], err, sizeof(err))) {
+			progress_clear(&progress);
 			fprintf(stderr, "gpmm bench frag: %s\n", err);
 			return 1;
 		}
 	}
+	progress_clear(&progress);
 	if (json)
 		print_json(&o, res, n);
 	else

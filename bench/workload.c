@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/bench/prng.h"
-#include "tests/bench/workload.h"
+#include "bench/prng.h"
+#include "bench/workload.h"
 
 static const struct wl_profile profiles[] = {
 	{

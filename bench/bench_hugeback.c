@@ -1,0 +1,659 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `gpmm bench migrate` and `gpmm bench hugeback`: live page migration
+ * under a guest that writes all the time, and how fast a running guest's
+ * RAM ends up on 2 MiB host pages when the pool is fragmented, measured
+ * beside QEMU's own huge coverage.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+#include "bench/progress.h"
+#include "bench/trace.h"
+#include "bench/workload.h"
+#include "vmm/assembler.h"
+#include "vmm/config.h"
+#include "vmm/console_buf.h"
+#include "vmm/kvm.h"
+#include "vmm/samples.h"
+#include "vmm/vm.h"
+
+static char guest_dir[512] = "build/guests";
+
+/*
+ * A memloop guest, running, its RAM touched once all over. Touching is
+ * guest work, slow on nested KVM (DESIGN.md): up to two minutes.
+ */
+static struct vm *start_memloop(struct pool *pool, uint64_t ram, unsigned int cpus,
+				struct console_buf *con, struct progress *pr)
+{
+	struct vm_config cfg;
+	struct vm *vm;
+	char err[512];
+
+	config_defaults(&cfg);
+	snprintf(cfg.name, sizeof(cfg.name), "bench");
+	snprintf(cfg.kernel, sizeof(cfg.kernel), "%s/memloop.bin", guest_dir);
+	cfg.ram_bytes = ram;
+	cfg.cpus = cpus;
+	console_buf_init(con);
+	if (vm_create(&cfg, pool, &vm, err, sizeof(err))) {
+		progress_clear(pr);
+		fprintf(stderr, "gpmm bench: %s\n", err);
+		return NULL;
+	}
+	vm->console = console_buf_write;
+	vm->console_opaque = con;
+	progress_phase(pr, "bench migrate: memloop guest (%llu MiB) touching its RAM",
+		       (unsigned long long)(ram >> 20));
+	vm_start(vm);
+	for (int i = 0; i < 12000 && !console_buf_has(con, "touched") &&
+	     vm_get_state(vm) == VM_RUNNING; i++) {
+		usleep(10000);
+		progress_tick(pr, "%.1f of %llu MiB backed, %.1f s",
+			      (double)vm_populated_pages(vm) / 256.0,
+			      (unsigned long long)(ram >> 20), i / 100.0);
+	}
+	return vm;
+}
+
+/*
+ * How a memloop guest's run ended, read before it is stopped. A VM that
+ * is no longer running is not proof of a lost write: the guest may have
+ * seen one (it prints it and exits), or gpmm may have failed the VM (a
+ * page it could not back, an unexpected exit: vm->report), or it stopped
+ * for another reason. Each calls for a different look.
+ */
+struct vm_end {
+	enum vm_state state;
+	int exit_code;
+	bool lost_write;	/* the guest printed one */
+	char what[600];		/* one sentence for the report */
+};
+
+/* The console line holding @needle, without its newline; false if none. */
+static bool console_line(struct console_buf *con, const char *needle,
+			 char *out, size_t outlen)
+{
+	char *hit, *eol, *bol;
+	bool found = false;
+
+	pthread_mutex_lock(&con->lock);
+	hit = strstr(con->text, needle);
+	if (hit) {
+		for (bol = hit; bol > con->text && bol[-1] != '\n'; bol--)
+			;
+		eol = strchr(hit, '\n');
+		snprintf(out, outlen, "%.*s", (int)(eol ? eol - bol : (long)strlen(bol)), bol);
+		found = true;
+	}
+	pthread_mutex_unlock(&con->lock);
+	return found;
+}
+
+static void vm_end_read(struct vm *vm, struct console_buf *con, struct vm_end *e)
+{
+	char line[300];
+
+	e->state = vm_get_state(vm);
+	e->exit_code = vm->exit_code;
+	e->lost_write = console_line(con, "lost write", line, sizeof(line));
+	if (e->lost_write)
+		snprintf(e->what, sizeof(e->what), "YES, the guest saw one and stopped: %s", line);
+	else if (e->state == VM_RUNNING)
+		snprintf(e->what, sizeof(e->what), "none (the guest was still running at the end)");
+	else if (e->state == VM_FAILED)
+		snprintf(e->what, sizeof(e->what), "none seen, but the VM FAILED: %.*s",
+			 (int)strcspn(vm->report, "\n"), vm->report);
+	else
+		snprintf(e->what, sizeof(e->what), "none seen, but the VM stopped early "
+			 "(%s, exit code %d)", vm_state_name(e->state), e->exit_code);
+}
+
+/* Anything but a guest still running at the end spoils the figures. */
+static bool vm_end_bad(const struct vm_end *e)
+{
+	return e->lost_write || e->state != VM_RUNNING;
+}
+
+static void stop_vm(struct vm *vm)
+{
+	vm_request_stop(vm, VM_SHUTDOWN, 0);
+	vm_wait(vm);
+	vm_destroy(vm);
+}
+
+#define LAT_SAMPLES	(1 << 20)
+
+static uint64_t next_rand(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *s >> 33;
+}
+
+static const char migrate_usage[] =
+	"usage: gpmm bench migrate [--count N] [--cycles N] [--cpus N] [--no-wp] [--json]\n"
+	"4 KiB live migrations of random pages of a memloop guest (4 MiB, 2 vCPUs,\n"
+	"writing and checking every page all the time): migrations/s, vCPU stall\n"
+	"p50/p99, and lost writes (the guest stops on the first). Then N cycles of\n"
+	"2 MiB assembly + split of a 16 MiB guest: stall p50/p99 and time per range.\n"
+	"--no-wp: copy + remap without write-protect, to see what it loses.\n";
+
+struct mig_result {
+	uint64_t done;		/* 4 KiB migrations, or 2 MiB assemblies */
+	uint64_t ns;
+	uint64_t lat_p50, lat_p99;	/* one 4 KiB migration, ns */
+	uint64_t stalls;
+	double stall_p50_us, stall_p99_us;
+	struct vm_end end;
+};
+
+static void mig_finish(struct vm *vm, struct console_buf *con, struct mig_result *r)
+{
+	vm_end_read(vm, con, &r->end);
+	r->stall_p50_us = vm_stall_percentile(vm, 50) / 1e3;
+	r->stall_p99_us = vm_stall_percentile(vm, 99) / 1e3;
+	r->stalls = vm->mig.nr_stalls;
+}
+
+/* @count migrations of random pages in [2 MiB, 4 MiB) while the guest runs. */
+static void migrate_4k(struct pool *pool, struct vm *vm, uint64_t count,
+		       struct progress *pr, struct mig_result *r)
+{
+	static uint64_t lat[LAT_SAMPLES];
+	uint64_t seed = 1, t0 = vm_now_ns(), n;
+
+	progress_phase(pr, "bench migrate 4 KiB");
+	while (r->done < count && vm_get_state(vm) == VM_RUNNING) {
+		long frame = mm_alloc(pool->mm, NULL, 0, MIGRATE_MOVABLE, vm->owner);
+		uint64_t old, page = 0x200000 + ((next_rand(&seed) % 0x200000) & ~4095ULL);
+		uint64_t m0 = vm_now_ns();
+
+		if (frame < 0)
+			break;
+		if (vm_migrate_page(vm, page, frame, &old) == 0) {
+			lat[r->done % LAT_SAMPLES] = vm_now_ns() - m0;
+			mm_free(pool->mm, NULL, old);
+			r->done++;
+		} else {
+			mm_free(pool->mm, NULL, frame);
+		}
+		progress_tick(pr, "%llu/%llu (%.0f%%), %.0f/s so far",
+			      (unsigned long long)r->done, (unsigned long long)count,
+			      100.0 * (double)r->done / (double)count,
+			      r->done / ((vm_now_ns() - t0) / 1e9));
+	}
+	r->ns = vm_now_ns() - t0;
+	n = r->done < LAT_SAMPLES ? r->done : LAT_SAMPLES;
+	qsort(lat, n, sizeof(lat[0]), cmp_u64);
+	r->lat_p50 = n ? lat[n / 2] : 0;
+	r->lat_p99 = n ? lat[(uint64_t)((double)n * 0.99)] : 0;
+}
+
+/* @cycles 2 MiB assemblies and splits of the guest's first seven ranges. */
+static void assemble_2m(struct vm *vm, uint64_t cycles, struct progress *pr,
+			struct mig_result *r)
+{
+	uint64_t t0 = vm_now_ns();
+
+	progress_phase(pr, "bench migrate 2 MiB");
+	for (uint64_t i = 0; i < cycles && vm_get_state(vm) == VM_RUNNING; i++) {
+		uint64_t gpa = 0x200000 + (i % 7) * 0x200000;
+
+		if (vm_assemble_range(vm, gpa) == 0) {
+			r->done++;
+			vm_split_range(vm, gpa);
+		}
+		progress_tick(pr, "cycle %llu/%llu, %llu assembled, %.3f ms each so far",
+			      (unsigned long long)i + 1, (unsigned long long)cycles,
+			      (unsigned long long)r->done,
+			      r->done ? (vm_now_ns() - t0) / 1e6 / r->done : 0.0);
+	}
+	r->ns = vm_now_ns() - t0;
+}
+
+static void print_migrate_json(const struct mig_result *r4, const struct mig_result *r2,
+			       bool no_wp)
+{
+	json_t *o = json_pack("{s:I, s:f, s:I, s:f, s:f, s:I, s:f, s:f, s:f, s:I, s:f, s:f,"
+			      " s:b, s:b, s:s, s:s, s:s, s:s}",
+		"migrations", (json_int_t)r4->done,
+		"migrations_per_sec", r4->ns ? r4->done / (r4->ns / 1e9) : 0.0,
+		"stalls_4k", (json_int_t)r4->stalls,
+		"stall_p50_us", r4->stall_p50_us, "stall_p99_us", r4->stall_p99_us,
+		"ranges", (json_int_t)r2->done,
+		"migration_p50_us", r4->lat_p50 / 1e3, "migration_p99_us", r4->lat_p99 / 1e3,
+		"ms_per_range", r2->done ? r2->ns / 1e6 / r2->done : 0.0,
+		"stalls_2m", (json_int_t)r2->stalls,
+		"stall_2m_p50_us", r2->stall_p50_us, "stall_2m_p99_us", r2->stall_p99_us,
+		"lost_writes", r4->end.lost_write || r2->end.lost_write,
+		"write_protect", !no_wp,
+		"vm_state_4k", vm_state_name(r4->end.state),
+		"vm_state_2m", vm_state_name(r2->end.state),
+		"guest_4k", r4->end.what, "guest_2m", r2->end.what);
+
+	json_dumpf(o, stdout, JSON_COMPACT);
+	putchar('\n');
+	json_decref(o);
+}
+
+static void print_migrate(const struct mig_result *r4, const struct mig_result *r2,
+			  unsigned int cpus, bool no_wp)
+{
+	printf("gpmm bench migrate: memloop guest writing all its pages, %u vCPUs%s\n\n",
+	       cpus, no_wp ? ", NO write-protect (copy + remap only)" : "");
+	printf("4 KiB: %llu migrations in %.2f s = %.0f/s; one migration p50 %.1f us, p99 %.1f us;\n"
+	       "       %llu vCPU stalls (a write hit a protected page), p50 %.1f us, p99 %.1f us\n",
+	       (unsigned long long)r4->done, r4->ns / 1e9,
+	       r4->ns ? r4->done / (r4->ns / 1e9) : 0.0, r4->lat_p50 / 1e3, r4->lat_p99 / 1e3,
+	       (unsigned long long)r4->stalls, r4->stall_p50_us, r4->stall_p99_us);
+	printf("2 MiB: %llu assemblies (+ splits) in %.2f s = %.3f ms each; %llu stalls, p50 %.1f us, p99 %.1f us\n",
+	       (unsigned long long)r2->done, r2->ns / 1e9, r2->done ? r2->ns / 1e6 / r2->done : 0.0,
+	       (unsigned long long)r2->stalls, r2->stall_p50_us, r2->stall_p99_us);
+	printf("lost writes, 4 KiB guest: %s\n", r4->end.what);
+	printf("lost writes, 2 MiB guest: %s\n", r2->end.what);
+}
+
+int cmd_bench_migrate(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "count", required_argument, NULL, 'n' },
+		{ "cycles", required_argument, NULL, 'c' },
+		{ "no-wp", no_argument, NULL, 'w' },
+		{ "cpus", required_argument, NULL, 'C' },
+		{ "guests", required_argument, NULL, 'g' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	uint64_t count = 1000000, cycles = 200;
+	struct mig_result r4 = { 0 }, r2 = { 0 };
+	bool no_wp = false, json = false, bad;
+	struct progress progress;
+	unsigned int cpus = 2;
+	struct console_buf con;
+	struct pool *pool;
+	struct vm *vm;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n': count = strtoull(optarg, NULL, 0); break;
+		case 'c': cycles = strtoull(optarg, NULL, 0); break;
+		case 'w': no_wp = true; break;
+		case 'C': cpus = (unsigned int)atoi(optarg); break;
+		case 'g': snprintf(guest_dir, sizeof(guest_dir), "%s", optarg); break;
+		case 'j': json = true; break;
+		case 'h': fputs(migrate_usage, stdout); return 0;
+		default: fputs(migrate_usage, stderr); return 2;
+		}
+	}
+	if (kvm_unavailable()) {
+		fprintf(stderr, "gpmm bench migrate: KVM is not available: %s\n", kvm_unavailable());
+		return 1;
+	}
+	if (pool_open(256 << 20, true, &pool))
+		return 1;
+	progress_init(&progress, json);
+	vm = start_memloop(pool, 4 << 20, cpus, &con, &progress);
+	if (!vm)
+		return 1;
+	vm->mig.unsafe_no_wp = no_wp;
+	migrate_4k(pool, vm, count, &progress, &r4);
+	mig_finish(vm, &con, &r4);
+	stop_vm(vm);
+
+	vm = start_memloop(pool, 16 << 20, cpus, &con, &progress);
+	if (!vm)
+		return 1;
+	assemble_2m(vm, cycles, &progress, &r2);
+	mig_finish(vm, &con, &r2);
+	stop_vm(vm);
+	pool_close(pool);
+	progress_clear(&progress);
+
+	bad = vm_end_bad(&r4.end) || vm_end_bad(&r2.end);
+	if (json)
+		print_migrate_json(&r4, &r2, no_wp);
+	else
+		print_migrate(&r4, &r2, cpus, no_wp);
+	return bad && !no_wp ? 1 : 0;
+}
+
+/* QEMU's huge coverage of the same amount of RAM, from its smaps_rollup. */
+static double qemu_huge_pct(uint64_t mib, bool memfd, char *why, size_t whylen)
+{
+	char cmd[1024], path[64], line[256];
+	uint64_t anon = 0, shmem = 0, v;
+	FILE *f;
+	int pid = 0;
+
+	snprintf(cmd, sizeof(cmd),
+		 "qemu-system-x86_64 -machine microvm,accel=kvm -m %llu -object "
+		 "memory-backend-%s,id=m,size=%lluM -machine memory-backend=m -mem-prealloc "
+		 "-S -display none -nodefaults -daemonize -pidfile /tmp/gpmm-bench-qemu.pid "
+		 ">/dev/null 2>&1", (unsigned long long)mib, memfd ? "memfd" : "ram",
+		 (unsigned long long)mib);
+	if (system("command -v qemu-system-x86_64 >/dev/null 2>&1")) {
+		snprintf(why, whylen, "not installed (apt-get install qemu-system-x86)");
+		return -1;
+	}
+	if (system(cmd)) {
+		snprintf(why, whylen, "qemu-system-x86_64 did not start");
+		return -1;
+	}
+	f = fopen("/tmp/gpmm-bench-qemu.pid", "r");
+	if (!f || fscanf(f, "%d", &pid) != 1) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	sleep(1);
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "AnonHugePages: %llu kB", (unsigned long long *)&v) == 1)
+			anon = v;
+		if (sscanf(line, "ShmemPmdMapped: %llu kB", (unsigned long long *)&v) == 1)
+			shmem = v;
+	}
+	if (f)
+		fclose(f);
+	kill(pid, SIGTERM);
+	return 100.0 * (double)(anon + shmem) / (double)(mib * 1024);
+}
+
+struct tenant_ctx {
+	struct replay *r;
+	struct progress *progress;
+	char *err;
+	size_t errlen;
+};
+
+static int tenant_sink(void *opaque, const struct trace_event *ev)
+{
+	struct tenant_ctx *ctx = opaque;
+
+	progress_tick(ctx->progress, "%llu events",
+		      (unsigned long long)replay_counts(ctx->r)->events);
+	return replay_event(ctx->r, ev, ctx->err, ctx->errlen);
+}
+
+/*
+ * Fragment the pool the way other tenants would: the default workload
+ * fills it, then a random share of the movable and reclaimable memory
+ * goes, leaving room for the guest in scattered 4 KiB holes.
+ */
+static struct replay *prefragment(struct pool *pool, struct mm_pcp *pcp,
+				  uint64_t need_pages, struct progress *pr,
+				  char *err, size_t errlen)
+{
+	const struct wl_profile *p = wl_profile_find("default");
+	struct replay *r;
+
+	if (replay_create(pool->mm, pcp, true, &r))
+		return NULL;
+	progress_phase(pr, "bench hugeback: pre-fragmenting the %llu MiB pool",
+		       (unsigned long long)(mm_pool_frames(pool->mm) >> 8));
+	{
+	struct tenant_ctx ctx = { r, pr, err, errlen };
+
+	if (wl_generate(p, mm_pool_frames(pool->mm), 1, tenant_sink, &ctx)) {
+		replay_destroy(r);
+		return NULL;
+	}
+	/* the load leaves whole free blocks: fill them with tenant pages too */
+	{
+		struct trace_event ev = { .op = TRACE_ALLOC, .mt = MIGRATE_MOVABLE };
+		const struct replay_counts *rc = replay_counts(r);
+		uint64_t failed = rc->alloc_failed;
+
+		for (ev.id = 1ULL << 40; rc->alloc_failed == failed; ev.id++)
+			if (replay_event(r, &ev, err, errlen))
+				break;
+	}
+	for (unsigned int permille = 100; permille <= 1000; permille += 100) {
+		struct mm_stats st;
+
+		mm_drain_all(pool->mm);
+		if (mm_stats(pool->mm, &st) || st.free_pages >= need_pages)
+			break;
+		replay_free_some(r, 1U << MIGRATE_MOVABLE | 1U << MIGRATE_RECLAIMABLE,
+				 permille / 4, permille);
+	}
+	}
+	return r;
+}
+
+static const char hugeback_usage[] =
+	"usage: gpmm bench hugeback [--pool-mib N] [--mib N] [--seconds N] [--no-qemu] [--json]\n"
+	"Pre-fragments the pool (the default workload of other tenants, then a\n"
+	"random share of it freed), boots a memloop guest touching N MiB (default\n"
+	"256) and samples its huge-backed share (kernel smaps) every 100 ms for\n"
+	"10 s. QEMU runs beside it with the same RAM (memfd and anonymous\n"
+	"backends, touched by -mem-prealloc: QEMU cannot boot gpmm's flat payload).\n";
+
+/* What the sampling saw of the guest's huge-backed share. */
+struct hb_result {
+	double pct;		/* at the end */
+	double t98;		/* first time >= 98% with all RAM touched, -1: never */
+	double best_pct, best_t;	/* highest share seen, and when */
+	double t_end;		/* sampling took this long: smaps reads are slow too */
+	uint64_t samples;
+	uint64_t touched;	/* bytes backed at the end */
+	bool touched_all;	/* memloop finished its first pass */
+	struct vm_end end;
+};
+
+/*
+ * The share is huge-backed bytes (the kernel's ShmemPmdMapped) over the
+ * bytes backed so far, so it can be high while the guest is still
+ * touching its RAM: 98% counts only once the guest has touched it all.
+ */
+static void sample_huge(struct vm *vm, struct console_buf *con, uint64_t seconds,
+			bool json, struct progress *pr, struct hb_result *r)
+{
+	uint64_t t0 = vm_now_ns();
+
+	r->t98 = -1;
+	progress_phase(pr, "bench hugeback: sampling");
+	for (uint64_t i = 1; i <= seconds * 10; i++) {
+		double t;
+		int64_t huge;
+
+		usleep(100000);
+		r->touched = vm_populated_pages(vm) << MM_PAGE_SHIFT;
+		huge = vm_huge_bytes_kernel(vm, NULL);
+		huge = huge > 0 ? huge : 0;
+		r->pct = r->touched ? 100.0 * (double)huge / (double)r->touched : 0;
+		r->touched_all = console_buf_has(con, "touched");
+		t = (vm_now_ns() - t0) / 1e9;
+		if (r->pct > r->best_pct) {
+			r->best_pct = r->pct;
+			r->best_t = t;
+		}
+		if (r->t98 < 0 && r->pct >= 98.0 && r->touched_all)
+			r->t98 = t;
+		if (!json && (i % 5 == 0 || i == 1)) {
+			progress_clear(pr);
+			printf("%6.1f %12.1f %12.1f %8.2f\n", t, r->touched / 1048576.0,
+			       huge / 1048576.0, r->pct);
+			fflush(stdout);
+		}
+		r->t_end = t;
+		r->samples = i;
+		progress_tick(pr, "sample %llu/%llu at %.1f s, %.0f MiB touched, %.2f%% huge",
+			      (unsigned long long)i, (unsigned long long)seconds * 10, t,
+			      r->touched / 1048576.0, r->pct);
+	}
+}
+
+static void print_hugeback_json(uint64_t mib, const struct hb_result *r, double q_memfd,
+				double q_anon, const struct mm_stats *st)
+{
+	json_t *o = json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:I, s:I,"
+			      " s:b, s:s, s:s}",
+		"guest_mib", (json_int_t)mib, "gpmm_huge_pct", r->pct,
+		"seconds_to_98pct", r->t98, "max_huge_pct", r->best_pct,
+		"max_huge_at_s", r->best_t, "touched_mib", r->touched / 1048576.0,
+		"touched_all", r->touched_all,
+		"qemu_memfd_huge_pct", q_memfd, "qemu_anon_huge_pct", q_anon,
+		"compact_stall", (json_int_t)st->counters.compact_stall,
+		"pgmigrate", (json_int_t)st->counters.pgmigrate_success,
+		"lost_writes", r->end.lost_write,
+		"vm_state", vm_state_name(r->end.state), "guest", r->end.what);
+
+	json_dumpf(o, stdout, JSON_COMPACT);
+	putchar('\n');
+	json_decref(o);
+}
+
+static void print_hugeback(uint64_t mib, const struct hb_result *r)
+{
+	printf("\n%-44s %8s\n", "", "huge%");
+	printf("%-44s %8.2f  ", "gpmm, pool memfd, grouping + compaction", r->pct);
+	if (r->t98 >= 0)
+		printf("(98%% reached after %.1f s)\n", r->t98);
+	else
+		printf("(98%% not reached in %llu samples over %.1f s: highest %.2f%% at %.1f s)\n",
+		       (unsigned long long)r->samples, r->t_end, r->best_pct, r->best_t);
+	printf("%-44s %s\n", "", r->touched_all ?
+	       "the guest touched all its RAM" : "the guest had NOT finished touching its RAM:");
+	if (!r->touched_all)
+		printf("%-44s %.1f of its %llu MiB of RAM backed at the end\n", "",
+		       r->touched / 1048576.0, (unsigned long long)mib + 2);
+}
+
+int cmd_bench_hugeback(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pool-mib", required_argument, NULL, 'p' },
+		{ "mib", required_argument, NULL, 'm' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "no-qemu", no_argument, NULL, 'q' },
+		{ "guests", required_argument, NULL, 'g' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	uint64_t pool_mib = 1024, mib = 256, seconds = 10;
+	double q_memfd = -1, q_anon = -1, unusable;
+	bool qemu = true, json = false;
+	struct hb_result res = { 0 };
+	struct progress progress;
+	struct assembler *as;
+	struct console_buf con;
+	struct vm_config cfg;
+	struct mm_stats st;
+	struct replay *tenant;
+	struct mm_pcp *pcp;
+	struct pool *pool;
+	struct vm *vm;
+	char err[512], why[128];
+	uint64_t free0;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': pool_mib = strtoull(optarg, NULL, 0); break;
+		case 'm': mib = strtoull(optarg, NULL, 0); break;
+		case 's': seconds = strtoull(optarg, NULL, 0); break;
+		case 'q': qemu = false; break;
+		case 'g': snprintf(guest_dir, sizeof(guest_dir), "%s", optarg); break;
+		case 'j': json = true; break;
+		case 'h': fputs(hugeback_usage, stdout); return 0;
+		default: fputs(hugeback_usage, stderr); return 2;
+		}
+	}
+	if (!mib || mib % 2 || pool_mib % 2 || mib + 64 > pool_mib || !seconds) {
+		fprintf(stderr, "gpmm bench hugeback: --mib and --pool-mib must be even, "
+			"and the pool at least 64 MiB larger than the guest\n");
+		return 2;
+	}
+	if (kvm_unavailable()) {
+		fprintf(stderr, "gpmm bench hugeback: KVM is not available: %s\n", kvm_unavailable());
+		return 1;
+	}
+	if (pool_open(pool_mib << 20, true, &pool) || mm_pcp_create(pool->mm, &pcp))
+		return 1;
+	progress_init(&progress, json);
+	tenant = prefragment(pool, pcp, (mib + 32) << 8, &progress, err, sizeof(err));
+	if (!tenant) {
+		progress_clear(&progress);
+		fprintf(stderr, "gpmm bench hugeback: pre-fragmenting failed: %s\n", err);
+		return 1;
+	}
+	mm_drain_all(pool->mm);
+	mm_stats(pool->mm, &st);
+	free0 = st.free_pages;
+	unusable = mm_unusable_index(&st, MM_PAGEBLOCK_ORDER);
+
+	config_defaults(&cfg);
+	snprintf(cfg.name, sizeof(cfg.name), "hugeback");
+	snprintf(cfg.kernel, sizeof(cfg.kernel), "%s/memloop.bin", guest_dir);
+	cfg.ram_bytes = (mib + 2) << 20;	/* memloop touches all above 2 MiB */
+	cfg.cpus = 2;
+	console_buf_init(&con);
+	if (vm_create(&cfg, pool, &vm, err, sizeof(err))) {
+		progress_clear(&progress);
+		fprintf(stderr, "gpmm bench hugeback: %s\n", err);
+		return 1;
+	}
+	vm->console = console_buf_write;
+	vm->console_opaque = &con;
+	if (assembler_start(&as, 20) || assembler_add(as, vm))
+		return 1;
+	progress_clear(&progress);
+	if (!json)
+		printf("gpmm bench hugeback: pool %llu MiB pre-fragmented (%.0f MiB free, unusable "
+		       "index(9) %.3f), memloop guest touching %llu MiB, 2 vCPUs\n\n%6s %12s %12s %8s\n",
+		       (unsigned long long)pool_mib, free0 / 256.0, unusable,
+		       (unsigned long long)mib, "t(s)", "touched_MiB", "huge_MiB", "huge%");
+	vm_start(vm);
+	sample_huge(vm, &con, seconds, json, &progress, &res);
+	vm_end_read(vm, &con, &res.end);
+	assembler_remove(as, vm);
+	assembler_stop(as);
+	mm_stats(pool->mm, &st);
+	stop_vm(vm);
+	replay_destroy(tenant);
+	mm_pcp_destroy(pcp);
+	pool_close(pool);
+	why[0] = '\0';
+	if (qemu) {
+		progress_phase(&progress, "bench hugeback: QEMU, memfd backend (%llu MiB)",
+			       (unsigned long long)mib);
+		q_memfd = qemu_huge_pct(mib, true, why, sizeof(why));
+		progress_phase(&progress, "bench hugeback: QEMU, anonymous RAM (%llu MiB)",
+			       (unsigned long long)mib);
+		q_anon = qemu_huge_pct(mib, false, why, sizeof(why));
+	}
+	progress_clear(&progress);
+	if (json) {
+		print_hugeback_json(mib, &res, q_memfd, q_anon, &st);
+		return vm_end_bad(&res.end) ? 1 : 0;
+	}
+	print_hugeback(mib, &res);
+	if (qemu && q_memfd >= 0) {
+		printf("%-44s %8.2f\n", "QEMU memory-backend-memfd (-mem-prealloc)", q_memfd);
+		printf("%-44s %8.2f\n", "QEMU plain anonymous RAM (-mem-prealloc)", q_anon);
+	} else if (qemu) {
+		printf("QEMU: %s\n", why);
+	}
+	printf("\ncompaction stalls %llu, pages migrated %llu\nguest lost writes: %s\n",
+	       (unsigned long long)st.counters.compact_stall,
+	       (unsigned long long)st.counters.pgmigrate_success, res.end.what);
+	return vm_end_bad(&res.end) ? 1 : 0;
+}
