@@ -7,6 +7,13 @@
 
 #include "mm/internal.h"
 
+/*
+ * A block lumpy reclaim frees goes back to the buddy lists, where another
+ * thread may take it before this one allocates: try a few lumps, not
+ * forever, since each costs owner callbacks.
+ */
+#define LUMPY_RETRIES	4
+
 static long rmqueue(struct mm_pool *pool, unsigned int order,
 		    enum mm_migratetype mt, uint32_t owner)
 {
@@ -89,13 +96,13 @@ static long alloc_slowpath(struct mm_pool *pool, struct mm_pcp *pcp,
 	if (pfn >= 0 || !order)
 		return pfn;
 	if (pool->policy & MM_POLICY_LUMPY) {
-		for (int i = 0; i < 4 && pfn < 0; i++) {
+		for (int i = 0; i < LUMPY_RETRIES && pfn < 0; i++) {
 			if (!lumpy_reclaim(pool, order, mt))
 				break;
 			pfn = try_alloc(pool, pcp, order, mt, owner);
 		}
 	}
-	if (pfn < 0 && order > 3 && (pool->policy & MM_POLICY_COMPACT) &&
+	if (pfn < 0 && order > MM_COSTLY_ORDER && (pool->policy & MM_POLICY_COMPACT) &&
 	    compact_for_order(pool, order, true) == COMPACT_SUCCESS)
 		pfn = try_alloc(pool, pcp, order, mt, owner);
 	return pfn;

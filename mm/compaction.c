@@ -23,6 +23,25 @@
 #define CC_MAX_FREE		1024
 #define EXTFRAG_THRESHOLD	0.5	/* below: a failure is for lack of memory */
 
+/*
+ * Linux's compact_gap: free pages enough for the block being made and for
+ * the targets of what moves out of it; with less, migration runs dry.
+ */
+#define COMPACT_GAP(order)	(2UL << (order))
+
+/* The fragmentation score's scale: a percentage. */
+#define SCORE_MAX		100
+/*
+ * kcompactd wakes above target + PROACTIVE_SLACK and works down to the
+ * target (Linux's fragmentation_score_wmark): without the gap it would
+ * wake for every page that fragments the pool by a hair.
+ */
+#define PROACTIVE_SLACK		10
+
+#define MSEC_PER_SEC		1000L
+#define NSEC_PER_MSEC		1000000L
+#define NSEC_PER_SEC		1000000000L
+
 struct isolated {
 	uint32_t pfn;
 	uint8_t order;
@@ -79,7 +98,7 @@ static enum mm_compact_result __compaction_suitable(struct mm_pool *pool,
 
 	if (__have_free_block(pool, order))
 		return COMPACT_SUCCESS;
-	if (pool->free_pages < (2UL << order))
+	if (pool->free_pages < COMPACT_GAP(order))
 		return COMPACT_SKIPPED;
 	__free_snapshot(pool, &st);
 	fragindex = mm_fragmentation_index(&st, order);
@@ -462,7 +481,7 @@ void mm_compact_all(struct mm_pool *pool)
 
 double mm_fragmentation_score(const struct mm_stats *st)
 {
-	return 100.0 * mm_unusable_index(st, MM_PAGEBLOCK_ORDER);
+	return SCORE_MAX * mm_unusable_index(st, MM_PAGEBLOCK_ORDER);
 }
 
 /* Proactive compaction: kcompactd. */
@@ -486,11 +505,11 @@ static void *kcompactd_fn(void *arg)
 		double score;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += k->interval_ms / 1000;
-		ts.tv_nsec += (long)(k->interval_ms % 1000) * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec += k->interval_ms / MSEC_PER_SEC;
+		ts.tv_nsec += (long)(k->interval_ms % MSEC_PER_SEC) * NSEC_PER_MSEC;
+		if (ts.tv_nsec >= NSEC_PER_SEC) {
 			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
+			ts.tv_nsec -= NSEC_PER_SEC;
 		}
 		pthread_cond_timedwait(&k->cond, &k->lock, &ts);
 		if (k->stop)
@@ -498,10 +517,10 @@ static void *kcompactd_fn(void *arg)
 		pthread_mutex_unlock(&k->lock);
 		pthread_mutex_lock(&pool->lock);
 		score = __fragmentation_score(pool);
-		if (score > k->target + 10.0)
+		if (score > k->target + PROACTIVE_SLACK)
 			pool->counters.kcompactd_wake++;
 		pthread_mutex_unlock(&pool->lock);
-		if (score > k->target + 10.0)
+		if (score > k->target + PROACTIVE_SLACK)
 			compact_pool(pool, k->target);
 		pthread_mutex_lock(&k->lock);
 	}
@@ -515,7 +534,7 @@ int mm_kcompactd_start(struct mm_pool *pool, unsigned int target,
 	struct kcompactd *k;
 	int ret;
 
-	if (pool->kcompactd || target > 100 || !interval_ms)
+	if (pool->kcompactd || target > SCORE_MAX || !interval_ms)
 		return -EINVAL;
 	k = calloc(1, sizeof(*k));
 	if (!k)

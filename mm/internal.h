@@ -160,7 +160,7 @@ struct mm_pool {
 	struct mm_owner *owners;	/* id 1 is owners[0] */
 	uint32_t nr_owners;		/* release/acquire */
 
-	struct frame_list lru[MIGRATE_TYPES][2];	/* [type][active] */
+	struct frame_list lru[MIGRATE_TYPES][MM_LRU_LISTS];
 	unsigned int policy;		/* MM_POLICY_* */
 
 	/* compaction: cached scanner positions, like zone->compact_cached_* */

@@ -34,8 +34,8 @@ static uint32_t __pick_victim(struct mm_pool *pool, enum mm_migratetype mt)
 	};
 
 	for (int i = 0; i < MIGRATE_TYPES; i++) {
-		for (int active = 0; active < 2; active++) {
-			struct frame_list *l = &pool->lru[order_of_types[mt][i]][active];
+		for (int lru = MM_LRU_INACTIVE; lru < MM_LRU_LISTS; lru++) {
+			struct frame_list *l = &pool->lru[order_of_types[mt][i]][lru];
 			uint32_t pfn = l->tail;
 
 			if (pfn == NIL)

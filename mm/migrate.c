@@ -78,9 +78,9 @@ static void __migration_done(struct mm_pool *pool, uint64_t pfn,
 		__lru_del(pool, pfn);
 		__lru_add(pool, target);
 		if (flags & F_ACTIVE) {
-			list_del(pool, &pool->lru[t->mt][0], target);
+			list_del(pool, &pool->lru[t->mt][MM_LRU_INACTIVE], target);
 			frame_set_flags(t, F_ACTIVE);
-			list_add(pool, &pool->lru[t->mt][1], target);
+			list_add(pool, &pool->lru[t->mt][MM_LRU_ACTIVE], target);
 		}
 	}
 	if (freed) {

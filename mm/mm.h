@@ -32,12 +32,27 @@ enum mm_migratetype {
 	MIGRATE_TYPES
 };
 
+/* The two LRU lists of each migratetype (mm_stats.lru_pages[type][lru]). */
+enum mm_lru {
+	MM_LRU_INACTIVE,
+	MM_LRU_ACTIVE,
+	MM_LRU_LISTS
+};
+
 struct mm_pool;
 struct mm_pcp;
 
+/*
+ * Linux's PAGE_ALLOC_COSTLY_ORDER. Up to this order a request that fails
+ * is served again soon by frees and reclaim alone; above it, free blocks
+ * that large only come back when something moves pages, so only those
+ * requests pay for direct compaction.
+ */
+#define MM_COSTLY_ORDER		3
+
 /* What the allocator may do when a request does not fit (policy bits). */
 #define MM_POLICY_LUMPY		0x1	/* lumpy reclaim for order >= 1 */
-#define MM_POLICY_COMPACT	0x2	/* direct compaction for order > 3 */
+#define MM_POLICY_COMPACT	0x2	/* direct compaction above MM_COSTLY_ORDER */
 #define MM_POLICY_CLAIM_BLOCK	0x4	/* unmovable: compact a block free to host them */
 #define MM_POLICY_ALL		0x7
 
@@ -208,7 +223,7 @@ struct mm_stats {
 	uint64_t pageblocks_type[MIGRATE_TYPES];
 	uint64_t allocated_pages[MIGRATE_TYPES];
 	uint64_t pinned_pages;
-	uint64_t lru_pages[MIGRATE_TYPES][2];	/* [type][active] */
+	uint64_t lru_pages[MIGRATE_TYPES][MM_LRU_LISTS];
 	uint64_t mixed_pageblocks;	/* holding allocations of >1 type */
 	uint64_t free_pageblocks;	/* pageblocks with no allocation */
 	struct mm_counters counters;

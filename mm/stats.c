@@ -4,6 +4,7 @@
  * pagetypeinfo, the unusable free space index and the fragmentation index,
  * plus what grouping is judged by: pageblocks that mix types.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,7 @@ int mm_migratetype_parse(const char *s, enum mm_migratetype *mt)
 		const char *name = migratetype_names[t];
 
 		if (!strcasecmp(s, name) ||
-		    (s[0] && !s[1] && (s[0] | 0x20) == (name[0] | 0x20))) {
+		    (s[0] && !s[1] && tolower((unsigned char)s[0]) == tolower(name[0]))) {
 			*mt = t;
 			return 0;
 		}
@@ -101,10 +102,10 @@ static void __copy_free_lists(struct mm_pool *pool, struct mm_stats *st)
 				pool->free_area[o].free_list[t].count;
 	}
 	for (int t = 0; t < MIGRATE_TYPES; t++)
-		for (int a = 0; a < 2; a++)
-			for (uint32_t p = pool->lru[t][a].head; p != NIL;
+		for (int lru = MM_LRU_INACTIVE; lru < MM_LRU_LISTS; lru++)
+			for (uint32_t p = pool->lru[t][lru].head; p != NIL;
 			     p = pool->frames[p].next)
-				st->lru_pages[t][a] += 1UL << pool->frames[p].order;
+				st->lru_pages[t][lru] += 1UL << pool->frames[p].order;
 	for (uint64_t pb = 0; pb < pool->nr_pageblocks; pb++)
 		st->pageblocks_type[get_pageblock_migratetype(
 			pool, pb << MM_PAGEBLOCK_ORDER)]++;

@@ -707,6 +707,49 @@ static void test_compact_results(void)
 }
 
 /*
+ * Direct compaction is for costly orders only (MM_COSTLY_ORDER, Linux's
+ * PAGE_ALLOC_COSTLY_ORDER): on a pool where no free block of order 2 or
+ * more is left, a request of MM_COSTLY_ORDER fails without a stall, and
+ * one of the next order stalls, compacts and succeeds.
+ */
+static void test_costly_order_boundary(void)
+{
+	struct mm_pool *pool = pool_new(8, true);
+	struct pattern_owner po;
+	struct mm_counters c0, c;
+	uint64_t n;
+	long r;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	CU_ASSERT_EQUAL_FATAL(pattern_owner_init(&po, pool, PO_MIGRATE, 0), 0);
+	n = pattern_owner_fill(&po, NULL, MIGRATE_MOVABLE);
+	pattern_owner_thin(&po, NULL, n, 4, 0);
+	mm_set_policy(pool, MM_POLICY_COMPACT);
+
+	c0 = snapshot(pool).counters;
+	CU_ASSERT_EQUAL(mm_alloc(pool, NULL, MM_COSTLY_ORDER, MIGRATE_MOVABLE,
+				 MM_NO_OWNER), -ENOMEM);
+	c = snapshot(pool).counters;
+	CU_ASSERT_EQUAL(c.compact_stall, c0.compact_stall);
+	CU_ASSERT_EQUAL(po.migrate_calls, 0);
+
+	r = mm_alloc(pool, NULL, MM_COSTLY_ORDER + 1, MIGRATE_MOVABLE,
+		     MM_NO_OWNER);
+	CU_ASSERT_FATAL(r >= 0);
+	c = snapshot(pool).counters;
+	CU_ASSERT_EQUAL(c.compact_stall, c0.compact_stall + 1);
+	CU_ASSERT_EQUAL(c.compact_success, c0.compact_success + 1);
+	CU_ASSERT(po.migrations > 0);
+
+	CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)r), 0);
+	ASSERT_OWNER_CLEAN(&po);
+	CU_ASSERT_EQUAL(pattern_owner_free_all(&po, NULL, n), 0);
+	ASSERT_POOL_WHOLE(pool);
+	pattern_owner_fini(&po);
+	mm_pool_destroy(pool);
+}
+
+/*
  * MM_POLICY_CLAIM_BLOCK: in a fragmented pool an unmovable request would
  * land in some movable pageblock; with the policy, compaction frees a
  * whole pageblock first and the request claims it for UNMOVABLE.
@@ -947,6 +990,7 @@ int register_compaction_suite(void)
 		{ "free new after migrate", test_free_new_after_migrate },
 		{ "reused as unmovable mid-sweep", test_reused_as_unmovable_mid_sweep },
 		{ "compact results", test_compact_results },
+		{ "costly order boundary", test_costly_order_boundary },
 		{ "claim block", test_claim_block },
 		{ "concurrent compaction", test_concurrent_compaction },
 		{ "kcompactd", test_kcompactd },
