@@ -48,10 +48,7 @@ static bool __would_scatter(struct mm_pool *pool, unsigned int order,
 	for (unsigned int o = order; o < MM_MAX_ORDER; o++)
 		if (pool->free_area[o].free_list[mt].count)
 			return false;
-	for (unsigned int o = STEAL_WHOLE_BLOCK_ORDER; o < MM_MAX_ORDER; o++)
-		if (pool->free_area[o].nr_free)
-			return false;
-	return true;
+	return !__have_free_block(pool, STEAL_WHOLE_BLOCK_ORDER);
 }
 
 /*
@@ -141,18 +138,13 @@ long mm_alloc(struct mm_pool *pool, struct mm_pcp *pcp, unsigned int order,
 /*
  * A tail frame is either inside an allocated block (a bad free) or inside
  * a free block that absorbed it after an earlier free (a double free).
- * The enclosing block's head is the nearest aligned head that covers it.
  */
 static int __classify_tail(struct mm_pool *pool, uint64_t pfn)
 {
-	for (unsigned int o = 1; o < MM_MAX_ORDER; o++) {
-		uint64_t head = pfn & ~((1UL << o) - 1);
-		const struct mm_frame *f = &pool->frames[head];
+	uint64_t head = __block_head(pool, pfn);
 
-		if (frame_state(f) == MM_FRAME_TAIL || f->order < o)
-			continue;
-		return frame_state(f) == MM_FRAME_FREE ? -EALREADY : -EINVAL;
-	}
+	if (head != NIL && frame_state(&pool->frames[head]) == MM_FRAME_FREE)
+		return -EALREADY;
 	return -EINVAL;
 }
 

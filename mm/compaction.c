@@ -42,11 +42,6 @@
 #define NSEC_PER_MSEC		1000000L
 #define NSEC_PER_SEC		1000000000L
 
-struct isolated {
-	uint32_t pfn;
-	uint8_t order;
-};
-
 struct compact_control {
 	struct mm_pool *pool;
 	unsigned int order;
@@ -59,14 +54,6 @@ struct compact_control {
 };
 
 enum pb_result { PB_DONE, PB_UNSUITABLE, PB_FAILED, PB_NO_TARGETS };
-
-static bool __have_free_block(struct mm_pool *pool, unsigned int order)
-{
-	for (unsigned int o = order; o < MM_MAX_ORDER; o++)
-		if (pool->free_area[o].nr_free)
-			return true;
-	return false;
-}
 
 /* The part of a snapshot the vmstat.c formulas read: the free lists. */
 static void __free_snapshot(struct mm_pool *pool, struct mm_stats *st)
@@ -107,30 +94,12 @@ static enum mm_compact_result __compaction_suitable(struct mm_pool *pool,
 	return COMPACT_COMPLETE;	/* i.e. go on */
 }
 
-static void __mark_isolated_free(struct mm_pool *pool, uint64_t pfn,
-				 unsigned int order)
-{
-	struct mm_frame *f = &pool->frames[pfn];
-
-	set_frame_state(f, MM_FRAME_ALLOC | F_ISOLATED);
-	f->order = order;
-	f->mt = MIGRATE_MOVABLE;
-	f->owner = MM_NO_OWNER;
-	f->pins = 0;
-}
-
 static bool __pageblock_wholly_free(struct mm_pool *pool, uint64_t pb)
 {
-	uint64_t start = pb << MM_PAGEBLOCK_ORDER;
+	uint64_t head = __block_head(pool, pb << MM_PAGEBLOCK_ORDER);
 
-	for (unsigned int o = MM_PAGEBLOCK_ORDER; o < MM_MAX_ORDER; o++) {
-		uint64_t head = start & ~((1UL << o) - 1);
-		const struct mm_frame *f = &pool->frames[head];
-
-		if (frame_state(f) == MM_FRAME_FREE && f->order >= MM_PAGEBLOCK_ORDER)
-			return true;
-	}
-	return false;
+	return head != NIL && frame_state(&pool->frames[head]) == MM_FRAME_FREE &&
+	       pool->frames[head].order >= MM_PAGEBLOCK_ORDER;
 }
 
 /* isolate_freepages_block: take every free block of one pageblock. */
@@ -138,23 +107,11 @@ static unsigned int __isolate_freepages_block(struct compact_control *cc,
 					      uint64_t pb)
 {
 	struct mm_pool *pool = cc->pool;
-	uint64_t pfn = pb << MM_PAGEBLOCK_ORDER, end = pfn + MM_PAGEBLOCK_PAGES;
-	unsigned int got = 0;
+	uint64_t start = pb << MM_PAGEBLOCK_ORDER;
+	unsigned int got;
 
-	while (pfn < end && cc->nr_free < CC_MAX_FREE) {
-		const struct mm_frame *f = &pool->frames[pfn];
-		unsigned int order = f->order;
-
-		if (frame_state(f) != MM_FRAME_FREE) {
-			pfn += frame_state(f) == MM_FRAME_ALLOC ? 1UL << order : 1;
-			continue;
-		}
-		__del_free_block(pool, pfn);
-		__mark_isolated_free(pool, pfn, order);
-		cc->free[cc->nr_free++] = (struct isolated){ (uint32_t)pfn, order };
-		got += 1U << order;
-		pfn += 1UL << order;
-	}
+	got = __isolate_free_blocks(pool, start, start + MM_PAGEBLOCK_PAGES,
+				    cc->free, &cc->nr_free, CC_MAX_FREE);
 	pool->counters.compact_free_scanned += MM_PAGEBLOCK_PAGES;
 	pool->counters.compact_isolated += got;
 	return got;
@@ -214,53 +171,32 @@ static long __get_target(struct compact_control *cc, unsigned int order)
 	return pfn;
 }
 
-static void __release_freepages(struct compact_control *cc)
-{
-	for (unsigned int i = 0; i < cc->nr_free; i++) {
-		set_frame_state(&cc->pool->frames[cc->free[i].pfn], MM_FRAME_ALLOC);
-		__free_one_page(cc->pool, cc->free[i].pfn, cc->free[i].order);
-	}
-	cc->nr_free = 0;
-}
-
 /*
  * Collect the allocated heads of pageblock @pb; false when any of them
  * cannot move (unmovable, pinned, no owner callbacks): then emptying the
  * block is hopeless and it is marked to be skipped.
  */
-static bool owner_reclaims(struct mm_pool *pool, uint32_t owner);
-
 static bool __collect_movable(struct mm_pool *pool, uint64_t pb, uint32_t *heads,
 			      unsigned int *nr, bool reclaim_only)
 {
-	uint64_t pfn = pb << MM_PAGEBLOCK_ORDER, end = pfn + MM_PAGEBLOCK_PAGES;
+	uint64_t start = pb << MM_PAGEBLOCK_ORDER;
 
 	*nr = 0;
-	while (pfn < end) {
+	for_each_block(pool, pfn, start, start + MM_PAGEBLOCK_PAGES) {
 		const struct mm_frame *f = &pool->frames[pfn];
-		uint8_t state = frame_state(f);
 
-		if (state == MM_FRAME_ALLOC) {
-			/* a block as large as the pageblock has nothing to gain */
-			if (!__block_is_movable(pool, pfn) || f->order >= MM_PAGEBLOCK_ORDER ||
-			    (frame_flags(f) & F_ISOLATED))
-				return false;
-			if (reclaim_only && !owner_reclaims(pool, f->owner))
-				return false;
-			heads[(*nr)++] = (uint32_t)pfn;
-		}
-		pfn += state == MM_FRAME_ALLOC || state == MM_FRAME_FREE ?
-			1UL << f->order : 1;
+		if (frame_state(f) != MM_FRAME_ALLOC)
+			continue;
+		/* a block as large as the pageblock has nothing to gain */
+		if (!__block_is_movable(pool, pfn) || f->order >= MM_PAGEBLOCK_ORDER ||
+		    (frame_flags(f) & F_ISOLATED))
+			return false;
+		if (reclaim_only && !owner_has_reclaim(pool, f->owner))
+			return false;
+		heads[(*nr)++] = (uint32_t)pfn;
 	}
 	pool->counters.compact_migrate_scanned += MM_PAGEBLOCK_PAGES;
 	return true;
-}
-
-static bool owner_reclaims(struct mm_pool *pool, uint32_t owner)
-{
-	const struct mm_owner *o = __owner_of(pool, owner);
-
-	return o && o->ops && o->ops->reclaim;
 }
 
 /*
@@ -275,7 +211,7 @@ static enum pb_result move_one(struct compact_control *cc, uint64_t pfn)
 	long target;
 
 	pthread_mutex_lock(&pool->lock);
-	if (owner_reclaims(pool, frame_owner(&pool->frames[pfn]))) {
+	if (owner_has_reclaim(pool, frame_owner(&pool->frames[pfn]))) {
 		pthread_mutex_unlock(&pool->lock);
 		return reclaim_block(pool, pfn) ? PB_FAILED : PB_DONE;
 	}
@@ -379,7 +315,7 @@ static enum mm_compact_result compact_zone(struct compact_control *cc)
 		}
 	}
 	pthread_mutex_lock(&pool->lock);
-	__release_freepages(cc);
+	__release_isolated(pool, cc->free, &cc->nr_free);
 	if (ret == COMPACT_SUCCESS && cc->direct) {
 		pool->compact_migrate_pb = cc->migrate_pb;
 		pool->compact_free_pb = cc->free_pb;

@@ -57,7 +57,12 @@ const struct mm_owner *__owner_of(struct mm_pool *pool, uint32_t id)
 	return &pool->owners[id - 1];
 }
 
-/* A hint on the allocation path: lock-free, no callback is made. */
+/*
+ * Can the owner give its blocks back? Lock-free: the allocation path asks
+ * to put a block on an LRU, compaction and lumpy reclaim to choose reclaim
+ * over migration. The answer holds while owners_lock is read-held, which
+ * whoever then calls back holds.
+ */
 bool owner_has_reclaim(struct mm_pool *pool, uint32_t id)
 {
 	const struct mm_owner *o = __owner_of(pool, id);
