@@ -219,6 +219,54 @@ int mm_frame_info(struct mm_pool *pool, uint64_t frame,
 	return 0;
 }
 
+/*
+ * A frame inside no allocation: free on the buddy lists, cached on a
+ * per-thread list, or in a free block compaction or lumpy reclaim holds
+ * off the lists for a moment. Such a held block is the one isolated block
+ * owned by nobody: only blocks whose owner has callbacks are ever isolated.
+ */
+static bool __frame_unallocated(struct mm_pool *pool, uint64_t head)
+{
+	const struct mm_frame *f;
+
+	if (head == NIL)
+		return true;
+	f = &pool->frames[head];
+	if (frame_state(f) != MM_FRAME_ALLOC)
+		return true;
+	return (frame_flags(f) & F_ISOLATED) && frame_owner(f) == MM_NO_OWNER;
+}
+
+/*
+ * Pins change under pool->lock only, so the count is exact while it is
+ * held. The per-thread locks are taken as well so that no cached frame
+ * turns allocated halfway through the count.
+ */
+long mm_frames_pinned(struct mm_pool *pool, const uint32_t *frames, size_t n,
+		      size_t *unallocated)
+{
+	size_t pinned = 0, unalloc = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (frames[i] >= pool->nr_frames)
+			return -EINVAL;
+	pcp_lock_all(pool);
+	pthread_mutex_lock(&pool->lock);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t head = __block_head(pool, frames[i]);
+
+		if (__frame_unallocated(pool, head))
+			unalloc++;
+		else if (frame_flags(&pool->frames[head]) & F_PINNED)
+			pinned++;
+	}
+	pthread_mutex_unlock(&pool->lock);
+	pcp_unlock_all(pool);
+	if (unallocated)
+		*unallocated = unalloc;
+	return (long)pinned;
+}
+
 int mm_split(struct mm_pool *pool, uint64_t frame)
 {
 	struct mm_frame *f;

@@ -179,6 +179,21 @@ struct mm_frame_info {
 
 int mm_frame_info(struct mm_pool *pool, uint64_t frame,
 		  struct mm_frame_info *info);
+
+/*
+ * The pins of a range of frames in one call, e.g. the 512 frames behind a
+ * 2 MiB guest range, which may be scattered over the pool: the pool and
+ * per-thread locks are taken once for all @n frames, not once a frame as
+ * mm_frame_info does. A frame is pinned when the block covering it is.
+ *
+ * Returns how many of the @n frames are pinned (0: none is), or -EINVAL
+ * when any frame is past the pool (then nothing is counted). When
+ * @unallocated is not NULL it gets how many frames are free or cached on a
+ * per-thread list. The pinned count holds until the caller's next
+ * mm_unpin; the unallocated one only as long as nobody allocates or frees.
+ */
+long mm_frames_pinned(struct mm_pool *pool, const uint32_t *frames, size_t n,
+		      size_t *unallocated);
 enum mm_migratetype mm_pageblock_migratetype(struct mm_pool *pool,
 					     uint64_t pageblock);
 
