@@ -7,6 +7,13 @@
 
 #include "mm/internal.h"
 
+/*
+ * A block lumpy reclaim frees goes back to the buddy lists, where another
+ * thread may take it before this one allocates: try a few lumps, not
+ * forever, since each costs owner callbacks.
+ */
+#define LUMPY_RETRIES	4
+
 static long rmqueue(struct mm_pool *pool, unsigned int order,
 		    enum mm_migratetype mt, uint32_t owner)
 {
@@ -41,10 +48,7 @@ static bool __would_scatter(struct mm_pool *pool, unsigned int order,
 	for (unsigned int o = order; o < MM_MAX_ORDER; o++)
 		if (pool->free_area[o].free_list[mt].count)
 			return false;
-	for (unsigned int o = STEAL_WHOLE_BLOCK_ORDER; o < MM_MAX_ORDER; o++)
-		if (pool->free_area[o].nr_free)
-			return false;
-	return true;
+	return !__have_free_block(pool, STEAL_WHOLE_BLOCK_ORDER);
 }
 
 /*
@@ -89,13 +93,13 @@ static long alloc_slowpath(struct mm_pool *pool, struct mm_pcp *pcp,
 	if (pfn >= 0 || !order)
 		return pfn;
 	if (pool->policy & MM_POLICY_LUMPY) {
-		for (int i = 0; i < 4 && pfn < 0; i++) {
+		for (int i = 0; i < LUMPY_RETRIES && pfn < 0; i++) {
 			if (!lumpy_reclaim(pool, order, mt))
 				break;
 			pfn = try_alloc(pool, pcp, order, mt, owner);
 		}
 	}
-	if (pfn < 0 && order > 3 && (pool->policy & MM_POLICY_COMPACT) &&
+	if (pfn < 0 && order > MM_COSTLY_ORDER && (pool->policy & MM_POLICY_COMPACT) &&
 	    compact_for_order(pool, order, true) == COMPACT_SUCCESS)
 		pfn = try_alloc(pool, pcp, order, mt, owner);
 	return pfn;
@@ -134,18 +138,13 @@ long mm_alloc(struct mm_pool *pool, struct mm_pcp *pcp, unsigned int order,
 /*
  * A tail frame is either inside an allocated block (a bad free) or inside
  * a free block that absorbed it after an earlier free (a double free).
- * The enclosing block's head is the nearest aligned head that covers it.
  */
 static int __classify_tail(struct mm_pool *pool, uint64_t pfn)
 {
-	for (unsigned int o = 1; o < MM_MAX_ORDER; o++) {
-		uint64_t head = pfn & ~((1UL << o) - 1);
-		const struct mm_frame *f = &pool->frames[head];
+	uint64_t head = __block_head(pool, pfn);
 
-		if (frame_state(f) == MM_FRAME_TAIL || f->order < o)
-			continue;
-		return frame_state(f) == MM_FRAME_FREE ? -EALREADY : -EINVAL;
-	}
+	if (head != NIL && frame_state(&pool->frames[head]) == MM_FRAME_FREE)
+		return -EALREADY;
 	return -EINVAL;
 }
 
@@ -218,6 +217,54 @@ int mm_frame_info(struct mm_pool *pool, uint64_t frame,
 	pthread_mutex_unlock(&pool->lock);
 	pcp_unlock_all(pool);
 	return 0;
+}
+
+/*
+ * A frame inside no allocation: free on the buddy lists, cached on a
+ * per-thread list, or in a free block compaction or lumpy reclaim holds
+ * off the lists for a moment. Such a held block is the one isolated block
+ * owned by nobody: only blocks whose owner has callbacks are ever isolated.
+ */
+static bool __frame_unallocated(struct mm_pool *pool, uint64_t head)
+{
+	const struct mm_frame *f;
+
+	if (head == NIL)
+		return true;
+	f = &pool->frames[head];
+	if (frame_state(f) != MM_FRAME_ALLOC)
+		return true;
+	return (frame_flags(f) & F_ISOLATED) && frame_owner(f) == MM_NO_OWNER;
+}
+
+/*
+ * Pins change under pool->lock only, so the count is exact while it is
+ * held. The per-thread locks are taken as well so that no cached frame
+ * turns allocated halfway through the count.
+ */
+long mm_frames_pinned(struct mm_pool *pool, const uint32_t *frames, size_t n,
+		      size_t *unallocated)
+{
+	size_t pinned = 0, unalloc = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (frames[i] >= pool->nr_frames)
+			return -EINVAL;
+	pcp_lock_all(pool);
+	pthread_mutex_lock(&pool->lock);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t head = __block_head(pool, frames[i]);
+
+		if (__frame_unallocated(pool, head))
+			unalloc++;
+		else if (frame_flags(&pool->frames[head]) & F_PINNED)
+			pinned++;
+	}
+	pthread_mutex_unlock(&pool->lock);
+	pcp_unlock_all(pool);
+	if (unallocated)
+		*unallocated = unalloc;
+	return (long)pinned;
 }
 
 int mm_split(struct mm_pool *pool, uint64_t frame)

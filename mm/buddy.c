@@ -137,6 +137,32 @@ long __rmqueue(struct mm_pool *pool, unsigned int order,
 	return pfn;
 }
 
+/* Would a request of @order find a free block, of any type? */
+bool __have_free_block(struct mm_pool *pool, unsigned int order)
+{
+	for (unsigned int o = order; o < MM_MAX_ORDER; o++)
+		if (pool->free_area[o].nr_free)
+			return true;
+	return false;
+}
+
+/*
+ * The head of the block that covers @pfn: blocks are aligned to their
+ * order, so it is the nearest aligned head whose order reaches over @pfn.
+ * NIL when there is none, which a frame map under pool->lock never shows.
+ */
+uint64_t __block_head(struct mm_pool *pool, uint64_t pfn)
+{
+	for (unsigned int o = 0; o < MM_MAX_ORDER; o++) {
+		uint64_t head = pfn & ~((1UL << o) - 1);
+		const struct mm_frame *f = &pool->frames[head];
+
+		if (frame_state(f) != MM_FRAME_TAIL && f->order >= o)
+			return head;
+	}
+	return NIL;
+}
+
 void __mark_allocated(struct mm_pool *pool, uint64_t pfn, unsigned int order,
 		      enum mm_migratetype mt, uint32_t owner)
 {

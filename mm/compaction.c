@@ -23,10 +23,24 @@
 #define CC_MAX_FREE		1024
 #define EXTFRAG_THRESHOLD	0.5	/* below: a failure is for lack of memory */
 
-struct isolated {
-	uint32_t pfn;
-	uint8_t order;
-};
+/*
+ * Linux's compact_gap: free pages enough for the block being made and for
+ * the targets of what moves out of it; with less, migration runs dry.
+ */
+#define COMPACT_GAP(order)	(2UL << (order))
+
+/* The fragmentation score's scale: a percentage. */
+#define SCORE_MAX		100
+/*
+ * kcompactd wakes above target + PROACTIVE_SLACK and works down to the
+ * target (Linux's fragmentation_score_wmark): without the gap it would
+ * wake for every page that fragments the pool by a hair.
+ */
+#define PROACTIVE_SLACK		10
+
+#define MSEC_PER_SEC		1000L
+#define NSEC_PER_MSEC		1000000L
+#define NSEC_PER_SEC		1000000000L
 
 struct compact_control {
 	struct mm_pool *pool;
@@ -40,14 +54,6 @@ struct compact_control {
 };
 
 enum pb_result { PB_DONE, PB_UNSUITABLE, PB_FAILED, PB_NO_TARGETS };
-
-static bool __have_free_block(struct mm_pool *pool, unsigned int order)
-{
-	for (unsigned int o = order; o < MM_MAX_ORDER; o++)
-		if (pool->free_area[o].nr_free)
-			return true;
-	return false;
-}
 
 /* The part of a snapshot the vmstat.c formulas read: the free lists. */
 static void __free_snapshot(struct mm_pool *pool, struct mm_stats *st)
@@ -79,7 +85,7 @@ static enum mm_compact_result __compaction_suitable(struct mm_pool *pool,
 
 	if (__have_free_block(pool, order))
 		return COMPACT_SUCCESS;
-	if (pool->free_pages < (2UL << order))
+	if (pool->free_pages < COMPACT_GAP(order))
 		return COMPACT_SKIPPED;
 	__free_snapshot(pool, &st);
 	fragindex = mm_fragmentation_index(&st, order);
@@ -88,30 +94,12 @@ static enum mm_compact_result __compaction_suitable(struct mm_pool *pool,
 	return COMPACT_COMPLETE;	/* i.e. go on */
 }
 
-static void __mark_isolated_free(struct mm_pool *pool, uint64_t pfn,
-				 unsigned int order)
-{
-	struct mm_frame *f = &pool->frames[pfn];
-
-	set_frame_state(f, MM_FRAME_ALLOC | F_ISOLATED);
-	f->order = order;
-	f->mt = MIGRATE_MOVABLE;
-	f->owner = MM_NO_OWNER;
-	f->pins = 0;
-}
-
 static bool __pageblock_wholly_free(struct mm_pool *pool, uint64_t pb)
 {
-	uint64_t start = pb << MM_PAGEBLOCK_ORDER;
+	uint64_t head = __block_head(pool, pb << MM_PAGEBLOCK_ORDER);
 
-	for (unsigned int o = MM_PAGEBLOCK_ORDER; o < MM_MAX_ORDER; o++) {
-		uint64_t head = start & ~((1UL << o) - 1);
-		const struct mm_frame *f = &pool->frames[head];
-
-		if (frame_state(f) == MM_FRAME_FREE && f->order >= MM_PAGEBLOCK_ORDER)
-			return true;
-	}
-	return false;
+	return head != NIL && frame_state(&pool->frames[head]) == MM_FRAME_FREE &&
+	       pool->frames[head].order >= MM_PAGEBLOCK_ORDER;
 }
 
 /* isolate_freepages_block: take every free block of one pageblock. */
@@ -119,23 +107,11 @@ static unsigned int __isolate_freepages_block(struct compact_control *cc,
 					      uint64_t pb)
 {
 	struct mm_pool *pool = cc->pool;
-	uint64_t pfn = pb << MM_PAGEBLOCK_ORDER, end = pfn + MM_PAGEBLOCK_PAGES;
-	unsigned int got = 0;
+	uint64_t start = pb << MM_PAGEBLOCK_ORDER;
+	unsigned int got;
 
-	while (pfn < end && cc->nr_free < CC_MAX_FREE) {
-		const struct mm_frame *f = &pool->frames[pfn];
-		unsigned int order = f->order;
-
-		if (frame_state(f) != MM_FRAME_FREE) {
-			pfn += frame_state(f) == MM_FRAME_ALLOC ? 1UL << order : 1;
-			continue;
-		}
-		__del_free_block(pool, pfn);
-		__mark_isolated_free(pool, pfn, order);
-		cc->free[cc->nr_free++] = (struct isolated){ (uint32_t)pfn, order };
-		got += 1U << order;
-		pfn += 1UL << order;
-	}
+	got = __isolate_free_blocks(pool, start, start + MM_PAGEBLOCK_PAGES,
+				    cc->free, &cc->nr_free, CC_MAX_FREE);
 	pool->counters.compact_free_scanned += MM_PAGEBLOCK_PAGES;
 	pool->counters.compact_isolated += got;
 	return got;
@@ -195,53 +171,32 @@ static long __get_target(struct compact_control *cc, unsigned int order)
 	return pfn;
 }
 
-static void __release_freepages(struct compact_control *cc)
-{
-	for (unsigned int i = 0; i < cc->nr_free; i++) {
-		set_frame_state(&cc->pool->frames[cc->free[i].pfn], MM_FRAME_ALLOC);
-		__free_one_page(cc->pool, cc->free[i].pfn, cc->free[i].order);
-	}
-	cc->nr_free = 0;
-}
-
 /*
  * Collect the allocated heads of pageblock @pb; false when any of them
  * cannot move (unmovable, pinned, no owner callbacks): then emptying the
  * block is hopeless and it is marked to be skipped.
  */
-static bool owner_reclaims(struct mm_pool *pool, uint32_t owner);
-
 static bool __collect_movable(struct mm_pool *pool, uint64_t pb, uint32_t *heads,
 			      unsigned int *nr, bool reclaim_only)
 {
-	uint64_t pfn = pb << MM_PAGEBLOCK_ORDER, end = pfn + MM_PAGEBLOCK_PAGES;
+	uint64_t start = pb << MM_PAGEBLOCK_ORDER;
 
 	*nr = 0;
-	while (pfn < end) {
+	for_each_block(pool, pfn, start, start + MM_PAGEBLOCK_PAGES) {
 		const struct mm_frame *f = &pool->frames[pfn];
-		uint8_t state = frame_state(f);
 
-		if (state == MM_FRAME_ALLOC) {
-			/* a block as large as the pageblock has nothing to gain */
-			if (!__block_is_movable(pool, pfn) || f->order >= MM_PAGEBLOCK_ORDER ||
-			    (frame_flags(f) & F_ISOLATED))
-				return false;
-			if (reclaim_only && !owner_reclaims(pool, f->owner))
-				return false;
-			heads[(*nr)++] = (uint32_t)pfn;
-		}
-		pfn += state == MM_FRAME_ALLOC || state == MM_FRAME_FREE ?
-			1UL << f->order : 1;
+		if (frame_state(f) != MM_FRAME_ALLOC)
+			continue;
+		/* a block as large as the pageblock has nothing to gain */
+		if (!__block_is_movable(pool, pfn) || f->order >= MM_PAGEBLOCK_ORDER ||
+		    (frame_flags(f) & F_ISOLATED))
+			return false;
+		if (reclaim_only && !owner_has_reclaim(pool, f->owner))
+			return false;
+		heads[(*nr)++] = (uint32_t)pfn;
 	}
 	pool->counters.compact_migrate_scanned += MM_PAGEBLOCK_PAGES;
 	return true;
-}
-
-static bool owner_reclaims(struct mm_pool *pool, uint32_t owner)
-{
-	const struct mm_owner *o = __owner_of(pool, owner);
-
-	return o && o->ops && o->ops->reclaim;
 }
 
 /*
@@ -256,7 +211,7 @@ static enum pb_result move_one(struct compact_control *cc, uint64_t pfn)
 	long target;
 
 	pthread_mutex_lock(&pool->lock);
-	if (owner_reclaims(pool, frame_owner(&pool->frames[pfn]))) {
+	if (owner_has_reclaim(pool, frame_owner(&pool->frames[pfn]))) {
 		pthread_mutex_unlock(&pool->lock);
 		return reclaim_block(pool, pfn) ? PB_FAILED : PB_DONE;
 	}
@@ -360,7 +315,7 @@ static enum mm_compact_result compact_zone(struct compact_control *cc)
 		}
 	}
 	pthread_mutex_lock(&pool->lock);
-	__release_freepages(cc);
+	__release_isolated(pool, cc->free, &cc->nr_free);
 	if (ret == COMPACT_SUCCESS && cc->direct) {
 		pool->compact_migrate_pb = cc->migrate_pb;
 		pool->compact_free_pb = cc->free_pb;
@@ -462,7 +417,7 @@ void mm_compact_all(struct mm_pool *pool)
 
 double mm_fragmentation_score(const struct mm_stats *st)
 {
-	return 100.0 * mm_unusable_index(st, MM_PAGEBLOCK_ORDER);
+	return SCORE_MAX * mm_unusable_index(st, MM_PAGEBLOCK_ORDER);
 }
 
 /* Proactive compaction: kcompactd. */
@@ -486,11 +441,11 @@ static void *kcompactd_fn(void *arg)
 		double score;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += k->interval_ms / 1000;
-		ts.tv_nsec += (long)(k->interval_ms % 1000) * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec += k->interval_ms / MSEC_PER_SEC;
+		ts.tv_nsec += (long)(k->interval_ms % MSEC_PER_SEC) * NSEC_PER_MSEC;
+		if (ts.tv_nsec >= NSEC_PER_SEC) {
 			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
+			ts.tv_nsec -= NSEC_PER_SEC;
 		}
 		pthread_cond_timedwait(&k->cond, &k->lock, &ts);
 		if (k->stop)
@@ -498,10 +453,10 @@ static void *kcompactd_fn(void *arg)
 		pthread_mutex_unlock(&k->lock);
 		pthread_mutex_lock(&pool->lock);
 		score = __fragmentation_score(pool);
-		if (score > k->target + 10.0)
+		if (score > k->target + PROACTIVE_SLACK)
 			pool->counters.kcompactd_wake++;
 		pthread_mutex_unlock(&pool->lock);
-		if (score > k->target + 10.0)
+		if (score > k->target + PROACTIVE_SLACK)
 			compact_pool(pool, k->target);
 		pthread_mutex_lock(&k->lock);
 	}
@@ -515,7 +470,7 @@ int mm_kcompactd_start(struct mm_pool *pool, unsigned int target,
 	struct kcompactd *k;
 	int ret;
 
-	if (pool->kcompactd || target > 100 || !interval_ms)
+	if (pool->kcompactd || target > SCORE_MAX || !interval_ms)
 		return -EINVAL;
 	k = calloc(1, sizeof(*k));
 	if (!k)

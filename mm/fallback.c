@@ -27,25 +27,19 @@ unsigned int move_freepages_block(struct mm_pool *pool, uint64_t pfn,
 				  enum mm_migratetype mt)
 {
 	uint64_t start = pfn & ~(MM_PAGEBLOCK_PAGES - 1);
-	uint64_t end = start + MM_PAGEBLOCK_PAGES;
 	unsigned int moved = 0;
 
 	set_pageblock_migratetype(pool, start, mt);
-	for (pfn = start; pfn < end;) {
-		struct mm_frame *f = &pool->frames[pfn];
+	for_each_block(pool, p, start, start + MM_PAGEBLOCK_PAGES) {
+		struct mm_frame *f = &pool->frames[p];
 		struct free_area *area = &pool->free_area[f->order];
 
-		if (frame_state(f) == MM_FRAME_TAIL || frame_state(f) == MM_FRAME_PCP) {
-			pfn++;
+		if (frame_state(f) != MM_FRAME_FREE || f->mt == mt)
 			continue;
-		}
-		if (frame_state(f) == MM_FRAME_FREE && f->mt != mt) {
-			list_del(pool, &area->free_list[f->mt], pfn);
-			list_add(pool, &area->free_list[mt], pfn);
-			f->mt = mt;
-			moved += 1U << f->order;
-		}
-		pfn += 1UL << f->order;
+		list_del(pool, &area->free_list[f->mt], p);
+		list_add(pool, &area->free_list[mt], p);
+		f->mt = mt;
+		moved += 1U << f->order;
 	}
 	return moved;
 }

@@ -160,7 +160,7 @@ struct mm_pool {
 	struct mm_owner *owners;	/* id 1 is owners[0] */
 	uint32_t nr_owners;		/* release/acquire */
 
-	struct frame_list lru[MIGRATE_TYPES][2];	/* [type][active] */
+	struct frame_list lru[MIGRATE_TYPES][MM_LRU_LISTS];
 	unsigned int policy;		/* MM_POLICY_* */
 
 	/* compaction: cached scanner positions, like zone->compact_cached_* */
@@ -225,6 +225,29 @@ static inline uint32_t list_pop(struct mm_pool *pool, struct frame_list *l)
 }
 
 /*
+ * Only a head (free, allocated or cached) knows its order; a tail keeps a
+ * stale one, so a scan that starts inside a block steps over its tails one
+ * by one until the next head. Cached frames are order 0 whatever their
+ * state, so a per-thread list changing one under the scan does not change
+ * the step. Callers hold pool->lock, which keeps every other head still.
+ */
+static inline uint64_t next_block(const struct mm_pool *pool, uint64_t pfn)
+{
+	const struct mm_frame *f = &pool->frames[pfn];
+
+	return pfn + (frame_state(f) == MM_FRAME_TAIL ? 1 : 1UL << f->order);
+}
+
+/* @pfn takes every block head in [@start, @end) and each uncovered tail. */
+#define for_each_block(pool, pfn, start, end) \
+	for (uint64_t pfn = (start); pfn < (end); pfn = next_block((pool), pfn))
+
+/* @pb takes every pageblock that a block of @order at @pfn overlaps. */
+#define for_each_pageblock_in(pb, pfn, order)				\
+	for (uint64_t pb = (pfn) >> MM_PAGEBLOCK_ORDER;			\
+	     pb <= ((pfn) + (1UL << (order)) - 1) >> MM_PAGEBLOCK_ORDER; pb++)
+
+/*
  * pageblock flags: a byte per pageblock, bits 0-1 the migratetype, bit 2
  * compaction's skip hint. A byte rather than a packed nibble: the type is
  * read on every free, and a byte load is the cheapest read there is.
@@ -276,6 +299,8 @@ long __rmqueue_smallest(struct mm_pool *pool, unsigned int order,
 			enum mm_migratetype mt);
 void __mark_allocated(struct mm_pool *pool, uint64_t pfn, unsigned int order,
 		      enum mm_migratetype mt, uint32_t owner);
+uint64_t __block_head(struct mm_pool *pool, uint64_t pfn);
+bool __have_free_block(struct mm_pool *pool, unsigned int order);
 
 /* The list a freed frame joins: its pageblock's (patch 010), or the one list. */
 static inline enum mm_migratetype free_list_type(struct mm_pool *pool, uint64_t pfn)
@@ -298,6 +323,19 @@ bool owner_has_reclaim(struct mm_pool *pool, uint32_t id);
 
 /* migration and reclaim of one block (migrate.c) */
 bool __isolate_block(struct mm_pool *pool, uint64_t pfn);
+
+/* A free block held off the buddy lists: a migration target, a lump piece. */
+struct isolated {
+	uint32_t pfn;
+	uint8_t order;
+};
+
+void __mark_isolated_free(struct mm_pool *pool, uint64_t pfn, unsigned int order);
+unsigned int __isolate_free_blocks(struct mm_pool *pool, uint64_t start,
+				   uint64_t end, struct isolated *held,
+				   unsigned int *nr, unsigned int max);
+void __release_isolated(struct mm_pool *pool, struct isolated *held,
+			unsigned int *nr);
 /* Undo an isolation; a free that came meanwhile is carried out. */
 void __putback_isolated(struct mm_pool *pool, uint64_t pfn);
 int migrate_block(struct mm_pool *pool, uint64_t pfn, uint64_t target);

@@ -21,9 +21,14 @@ struct lump {
 	uint64_t base;
 	unsigned int order;
 	uint32_t *heads, nr_heads;
-	struct { uint32_t pfn; uint8_t order; } *pieces;
-	uint32_t nr_pieces;
+	struct isolated *pieces;
+	unsigned int nr_pieces;
 };
+
+static unsigned int lump_pages(const struct lump *l)
+{
+	return 1U << l->order;
+}
 
 static uint32_t __pick_victim(struct mm_pool *pool, enum mm_migratetype mt)
 {
@@ -34,8 +39,8 @@ static uint32_t __pick_victim(struct mm_pool *pool, enum mm_migratetype mt)
 	};
 
 	for (int i = 0; i < MIGRATE_TYPES; i++) {
-		for (int active = 0; active < 2; active++) {
-			struct frame_list *l = &pool->lru[order_of_types[mt][i]][active];
+		for (int lru = MM_LRU_INACTIVE; lru < MM_LRU_LISTS; lru++) {
+			struct frame_list *l = &pool->lru[order_of_types[mt][i]][lru];
 			uint32_t pfn = l->tail;
 
 			if (pfn == NIL)
@@ -55,62 +60,26 @@ static uint32_t __pick_victim(struct mm_pool *pool, enum mm_migratetype mt)
  */
 static bool __survey_lump(struct mm_pool *pool, struct lump *l)
 {
-	uint64_t pfn = l->base, end = l->base + (1UL << l->order);
+	uint64_t end = l->base + lump_pages(l);
 
 	l->nr_heads = 0;
-	while (pfn < end) {
+	for_each_block(pool, pfn, l->base, end) {
 		const struct mm_frame *f = &pool->frames[pfn];
 		uint8_t state = frame_state(f);
 
-		if (state == MM_FRAME_ALLOC) {
-			if (pfn + (1UL << f->order) > end ||
-			    (frame_flags(f) & F_ISOLATED) || !__block_is_movable(pool, pfn))
-				return false;
-			l->heads[l->nr_heads++] = (uint32_t)pfn;
-			pfn += 1UL << f->order;
-		} else if (state == MM_FRAME_FREE) {
-			if (pfn + (1UL << f->order) > end)
-				return false;
-			pfn += 1UL << f->order;
-		} else if (state == MM_FRAME_PCP) {
+		if (state == MM_FRAME_PCP)
 			return false;
-		} else {
-			pfn++;
-		}
+		if (state == MM_FRAME_TAIL)
+			continue;
+		if (next_block(pool, pfn) > end)
+			return false;
+		if (state != MM_FRAME_ALLOC)
+			continue;
+		if ((frame_flags(f) & F_ISOLATED) || !__block_is_movable(pool, pfn))
+			return false;
+		l->heads[l->nr_heads++] = (uint32_t)pfn;
 	}
 	return true;
-}
-
-static void __hold_free_pieces(struct mm_pool *pool, struct lump *l)
-{
-	uint64_t pfn = l->base, end = l->base + (1UL << l->order);
-
-	l->nr_pieces = 0;
-	while (pfn < end) {
-		struct mm_frame *f = &pool->frames[pfn];
-		unsigned int order = f->order;
-
-		if (frame_state(f) != MM_FRAME_FREE) {
-			pfn += frame_state(f) == MM_FRAME_ALLOC ? 1UL << order : 1;
-			continue;
-		}
-		__del_free_block(pool, pfn);
-		set_frame_state(f, MM_FRAME_ALLOC | F_ISOLATED);
-		f->order = order;
-		f->owner = MM_NO_OWNER;
-		l->pieces[l->nr_pieces].pfn = (uint32_t)pfn;
-		l->pieces[l->nr_pieces++].order = order;
-		pfn += 1UL << order;
-	}
-}
-
-static void __release_free_pieces(struct mm_pool *pool, struct lump *l)
-{
-	for (uint32_t i = 0; i < l->nr_pieces; i++) {
-		set_frame_state(&pool->frames[l->pieces[i].pfn], MM_FRAME_ALLOC);
-		__free_one_page(pool, l->pieces[i].pfn, l->pieces[i].order);
-	}
-	l->nr_pieces = 0;
 }
 
 /*
@@ -123,36 +92,29 @@ static long __target_outside(struct mm_pool *pool, struct lump *l,
 {
 	for (;;) {
 		long t = __rmqueue(pool, order, MIGRATE_MOVABLE);
-		struct mm_frame *f;
 
 		if (t < 0)
 			return -1;
-		f = &pool->frames[t];
-		set_frame_state(f, MM_FRAME_ALLOC | F_ISOLATED);
-		f->order = order;
-		f->owner = MM_NO_OWNER;
-		if ((uint64_t)t < l->base || (uint64_t)t >= l->base + (1UL << l->order))
+		__mark_isolated_free(pool, (uint64_t)t, order);
+		if ((uint64_t)t < l->base || (uint64_t)t >= l->base + lump_pages(l))
 			return t;
-		l->pieces[l->nr_pieces].pfn = (uint32_t)t;
-		l->pieces[l->nr_pieces++].order = order;
+		l->pieces[l->nr_pieces++] = (struct isolated){ (uint32_t)t, order };
 	}
 }
 
 /* Free one neighbour: reclaim it if its owner can, else migrate it out. */
 static bool clear_neighbour(struct mm_pool *pool, struct lump *l, uint64_t pfn)
 {
-	const struct mm_owner *o;
 	unsigned int order;
 	long target;
 
 	pthread_mutex_lock(&pool->lock);
-	o = __owner_of(pool, frame_owner(&pool->frames[pfn]));
 	order = pool->frames[pfn].order;
 	if (frame_state(&pool->frames[pfn]) != MM_FRAME_ALLOC) {
 		pthread_mutex_unlock(&pool->lock);
 		return true;	/* its owner freed it meanwhile */
 	}
-	if (o && o->ops && o->ops->reclaim) {
+	if (owner_has_reclaim(pool, frame_owner(&pool->frames[pfn]))) {
 		pthread_mutex_unlock(&pool->lock);
 		if (reclaim_block(pool, pfn))
 			return false;
@@ -188,13 +150,15 @@ static bool try_lump(struct mm_pool *pool, struct lump *l)
 
 	pthread_mutex_lock(&pool->lock);
 	ok = __survey_lump(pool, l);
+	l->nr_pieces = 0;
 	if (ok)
-		__hold_free_pieces(pool, l);
+		__isolate_free_blocks(pool, l->base, l->base + lump_pages(l),
+				      l->pieces, &l->nr_pieces, lump_pages(l));
 	pthread_mutex_unlock(&pool->lock);
 	for (uint32_t i = 0; ok && i < l->nr_heads; i++)
 		ok = clear_neighbour(pool, l, l->heads[i]);
 	pthread_mutex_lock(&pool->lock);
-	__release_free_pieces(pool, l);
+	__release_isolated(pool, l->pieces, &l->nr_pieces);
 	ok = ok && frame_state(&pool->frames[l->base]) == MM_FRAME_FREE &&
 	     pool->frames[l->base].order >= l->order;
 	pthread_mutex_unlock(&pool->lock);

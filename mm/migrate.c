@@ -29,6 +29,60 @@ bool __isolate_block(struct mm_pool *pool, uint64_t pfn)
 	}
 }
 
+/*
+ * A free block taken off the buddy lists looks allocated and isolated,
+ * owned by nobody: no merge takes it, no free reaches it, and no scanner
+ * tries to move it, until it is a migration target or goes back.
+ */
+void __mark_isolated_free(struct mm_pool *pool, uint64_t pfn, unsigned int order)
+{
+	struct mm_frame *f = &pool->frames[pfn];
+
+	set_frame_state(f, MM_FRAME_ALLOC | F_ISOLATED);
+	f->order = order;
+	f->mt = MIGRATE_MOVABLE;
+	f->owner = MM_NO_OWNER;
+	f->pins = 0;
+}
+
+/*
+ * Take every free block in [@start, @end) off the buddy lists into
+ * @held (*@nr of @max used); the pages taken. Compaction's free scanner
+ * takes its targets this way, and lumpy reclaim the pieces of a lump, so
+ * that nothing else is allocated there meanwhile.
+ */
+unsigned int __isolate_free_blocks(struct mm_pool *pool, uint64_t start,
+				   uint64_t end, struct isolated *held,
+				   unsigned int *nr, unsigned int max)
+{
+	unsigned int got = 0;
+
+	for_each_block(pool, pfn, start, end) {
+		unsigned int order = pool->frames[pfn].order;
+
+		if (*nr >= max)
+			break;
+		if (frame_state(&pool->frames[pfn]) != MM_FRAME_FREE)
+			continue;
+		__del_free_block(pool, pfn);
+		__mark_isolated_free(pool, pfn, order);
+		held[(*nr)++] = (struct isolated){ (uint32_t)pfn, order };
+		got += 1U << order;
+	}
+	return got;
+}
+
+/* Give the blocks in @held back to the buddy lists, merging as they go. */
+void __release_isolated(struct mm_pool *pool, struct isolated *held,
+			unsigned int *nr)
+{
+	for (unsigned int i = 0; i < *nr; i++) {
+		set_frame_state(&pool->frames[held[i].pfn], MM_FRAME_ALLOC);
+		__free_one_page(pool, held[i].pfn, held[i].order);
+	}
+	*nr = 0;
+}
+
 /* Movable: allocated, not unmovable, not pinned, its owner can migrate. */
 bool __block_is_movable(struct mm_pool *pool, uint64_t pfn)
 {
@@ -78,9 +132,9 @@ static void __migration_done(struct mm_pool *pool, uint64_t pfn,
 		__lru_del(pool, pfn);
 		__lru_add(pool, target);
 		if (flags & F_ACTIVE) {
-			list_del(pool, &pool->lru[t->mt][0], target);
+			list_del(pool, &pool->lru[t->mt][MM_LRU_INACTIVE], target);
 			frame_set_flags(t, F_ACTIVE);
-			list_add(pool, &pool->lru[t->mt][1], target);
+			list_add(pool, &pool->lru[t->mt][MM_LRU_ACTIVE], target);
 		}
 	}
 	if (freed) {

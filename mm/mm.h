@@ -15,6 +15,15 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/*
+ * An error return or a result that owns something (a frame, a count the
+ * caller asked for): dropping it is a bug the compiler can see. A cast to
+ * void does not silence it; handle the value.
+ */
+#ifndef __must_check
+#define __must_check		__attribute__((warn_unused_result))
+#endif
+
 #define MM_PAGE_SHIFT		12
 #define MM_PAGE_SIZE		(1UL << MM_PAGE_SHIFT)
 #define MM_MAX_ORDER		11	/* orders 0 .. MM_MAX_ORDER - 1 */
@@ -32,12 +41,27 @@ enum mm_migratetype {
 	MIGRATE_TYPES
 };
 
+/* The two LRU lists of each migratetype (mm_stats.lru_pages[type][lru]). */
+enum mm_lru {
+	MM_LRU_INACTIVE,
+	MM_LRU_ACTIVE,
+	MM_LRU_LISTS
+};
+
 struct mm_pool;
 struct mm_pcp;
 
+/*
+ * Linux's PAGE_ALLOC_COSTLY_ORDER. Up to this order a request that fails
+ * is served again soon by frees and reclaim alone; above it, free blocks
+ * that large only come back when something moves pages, so only those
+ * requests pay for direct compaction.
+ */
+#define MM_COSTLY_ORDER		3
+
 /* What the allocator may do when a request does not fit (policy bits). */
 #define MM_POLICY_LUMPY		0x1	/* lumpy reclaim for order >= 1 */
-#define MM_POLICY_COMPACT	0x2	/* direct compaction for order > 3 */
+#define MM_POLICY_COMPACT	0x2	/* direct compaction above MM_COSTLY_ORDER */
 #define MM_POLICY_CLAIM_BLOCK	0x4	/* unmovable: compact a block free to host them */
 #define MM_POLICY_ALL		0x7
 
@@ -52,7 +76,8 @@ struct mm_pool_config {
 
 /* Pool life cycle. mm_pool_create returns -EINVAL for a bad size and the
  * errno of memfd_create/ftruncate/allocation failures. */
-int mm_pool_create(const struct mm_pool_config *cfg, struct mm_pool **out);
+__must_check int mm_pool_create(const struct mm_pool_config *cfg,
+				struct mm_pool **out);
 void mm_pool_destroy(struct mm_pool *pool);
 int mm_pool_fd(const struct mm_pool *pool);
 uint64_t mm_pool_frames(const struct mm_pool *pool);
@@ -78,13 +103,14 @@ struct mm_owner_ops {
 	int (*reclaim)(void *priv, uint64_t frame, unsigned int order);
 };
 
-int mm_owner_register(struct mm_pool *pool, const struct mm_owner_ops *ops,
-		      void *priv, uint32_t *id);
+__must_check int mm_owner_register(struct mm_pool *pool,
+				   const struct mm_owner_ops *ops,
+				   void *priv, uint32_t *id);
 /* Waits for a callback in flight; the owner's blocks become immovable. */
 void mm_owner_unregister(struct mm_pool *pool, uint32_t id);
 /* Pins keep a block in place (a device ring in use). -EAGAIN: being moved. */
-int mm_pin(struct mm_pool *pool, uint64_t frame);
-int mm_unpin(struct mm_pool *pool, uint64_t frame);
+__must_check int mm_pin(struct mm_pool *pool, uint64_t frame);
+__must_check int mm_unpin(struct mm_pool *pool, uint64_t frame);
 /* Recency hint for the LRU: the block was used. */
 void mm_touch(struct mm_pool *pool, uint64_t frame);
 /* Reclaim up to @pages from the LRU tails of the types in @mask. */
@@ -106,8 +132,8 @@ void mm_compact_all(struct mm_pool *pool);
  * @interval_ms and compacts while the fragmentation score is above
  * @target + 10, down to @target (0..100, see mm_fragmentation_score).
  */
-int mm_kcompactd_start(struct mm_pool *pool, unsigned int target,
-		       unsigned int interval_ms);
+__must_check int mm_kcompactd_start(struct mm_pool *pool, unsigned int target,
+				    unsigned int interval_ms);
 void mm_kcompactd_stop(struct mm_pool *pool);
 
 /*
@@ -115,7 +141,7 @@ void mm_kcompactd_stop(struct mm_pool *pool);
  * Only its owner thread allocates and frees through it; any thread may
  * drain it (mm_drain_all). Destroying it returns its frames to the pool.
  */
-int mm_pcp_create(struct mm_pool *pool, struct mm_pcp **out);
+__must_check int mm_pcp_create(struct mm_pool *pool, struct mm_pcp **out);
 void mm_pcp_destroy(struct mm_pcp *pcp);
 unsigned int mm_pcp_count(const struct mm_pcp *pcp);
 
@@ -126,22 +152,24 @@ unsigned int mm_pcp_count(const struct mm_pcp *pcp);
  * Returns the first frame number (>= 0) or -EINVAL (bad order/type) or
  * -ENOMEM (nothing fits, even after draining every per-thread list).
  */
-long mm_alloc(struct mm_pool *pool, struct mm_pcp *pcp, unsigned int order,
-	      enum mm_migratetype mt, uint32_t owner);
+__must_check long mm_alloc(struct mm_pool *pool, struct mm_pcp *pcp,
+			   unsigned int order, enum mm_migratetype mt,
+			   uint32_t owner);
 
 /*
  * Free the block whose head is @frame. Returns 0, -EINVAL when @frame is
  * out of range or not the head of an allocated block, -EALREADY when it is
  * already free (a double free: counted in mm_stats.double_frees).
  */
-int mm_free(struct mm_pool *pool, struct mm_pcp *pcp, uint64_t frame);
+__must_check int mm_free(struct mm_pool *pool, struct mm_pcp *pcp,
+			 uint64_t frame);
 
 /*
  * Turn the allocated block at @frame into 2^order order-0 allocations of
  * the same owner and type, in place (a 2 MiB backing going back to 4 KiB
  * pages). -EBUSY while it is pinned or being moved.
  */
-int mm_split(struct mm_pool *pool, uint64_t frame);
+__must_check int mm_split(struct mm_pool *pool, uint64_t frame);
 
 /* Spill every per-thread list back into the buddy lists (patch 006). */
 void mm_drain_all(struct mm_pool *pool);
@@ -162,8 +190,24 @@ struct mm_frame_info {
 	bool moving;		/* isolated for migration or reclaim */
 };
 
-int mm_frame_info(struct mm_pool *pool, uint64_t frame,
-		  struct mm_frame_info *info);
+__must_check int mm_frame_info(struct mm_pool *pool, uint64_t frame,
+			       struct mm_frame_info *info);
+
+/*
+ * The pins of a range of frames in one call, e.g. the 512 frames behind a
+ * 2 MiB guest range, which may be scattered over the pool: the pool and
+ * per-thread locks are taken once for all @n frames, not once a frame as
+ * mm_frame_info does. A frame is pinned when the block covering it is.
+ *
+ * Returns how many of the @n frames are pinned (0: none is), or -EINVAL
+ * when any frame is past the pool (then nothing is counted). When
+ * @unallocated is not NULL it gets how many frames are free or cached on a
+ * per-thread list. The pinned count holds until the caller's next
+ * mm_unpin; the unallocated one only as long as nobody allocates or frees.
+ */
+__must_check long mm_frames_pinned(struct mm_pool *pool,
+				   const uint32_t *frames, size_t n,
+				   size_t *unallocated);
 enum mm_migratetype mm_pageblock_migratetype(struct mm_pool *pool,
 					     uint64_t pageblock);
 
@@ -208,14 +252,14 @@ struct mm_stats {
 	uint64_t pageblocks_type[MIGRATE_TYPES];
 	uint64_t allocated_pages[MIGRATE_TYPES];
 	uint64_t pinned_pages;
-	uint64_t lru_pages[MIGRATE_TYPES][2];	/* [type][active] */
+	uint64_t lru_pages[MIGRATE_TYPES][MM_LRU_LISTS];
 	uint64_t mixed_pageblocks;	/* holding allocations of >1 type */
 	uint64_t free_pageblocks;	/* pageblocks with no allocation */
 	struct mm_counters counters;
 	bool grouping;
 };
 
-int mm_stats(struct mm_pool *pool, struct mm_stats *st);
+__must_check int mm_stats(struct mm_pool *pool, struct mm_stats *st);
 
 /* One pageblock as the reports and the picture see it. */
 #define MM_OWNER_MIXED	UINT32_MAX
@@ -233,7 +277,8 @@ typedef void (*mm_pageblock_fn)(void *opaque, uint64_t pb,
 
 /* Call @fn for every pageblock, from a consistent snapshot (Linux's
  * walk_zones_in_node feeding /proc/pagetypeinfo). */
-int mm_pageblock_walk(struct mm_pool *pool, mm_pageblock_fn fn, void *opaque);
+__must_check int mm_pageblock_walk(struct mm_pool *pool, mm_pageblock_fn fn,
+				   void *opaque);
 
 /*
  * Formulas of Linux's mm/vmstat.c over a snapshot. The unusable free space
@@ -253,7 +298,8 @@ double mm_free_share_at_least(const struct mm_stats *st, unsigned int order);
 double mm_metadata_bytes_per_frame(const struct mm_pool *pool);
 
 const char *mm_migratetype_name(enum mm_migratetype mt);
-int mm_migratetype_parse(const char *s, enum mm_migratetype *mt);
+__must_check int mm_migratetype_parse(const char *s,
+				      enum mm_migratetype *mt);
 
 /* /proc/buddyinfo and /proc/pagetypeinfo layouts. */
 void mm_print_buddyinfo(const struct mm_stats *st, const char *name, FILE *f);

@@ -57,7 +57,12 @@ const struct mm_owner *__owner_of(struct mm_pool *pool, uint32_t id)
 	return &pool->owners[id - 1];
 }
 
-/* A hint on the allocation path: lock-free, no callback is made. */
+/*
+ * Can the owner give its blocks back? Lock-free: the allocation path asks
+ * to put a block on an LRU, compaction and lumpy reclaim to choose reclaim
+ * over migration. The answer holds while owners_lock is read-held, which
+ * whoever then calls back holds.
+ */
 bool owner_has_reclaim(struct mm_pool *pool, uint32_t id)
 {
 	const struct mm_owner *o = __owner_of(pool, id);
@@ -67,7 +72,8 @@ bool owner_has_reclaim(struct mm_pool *pool, uint32_t id)
 
 static struct frame_list *lru_of(struct mm_pool *pool, const struct mm_frame *f)
 {
-	return &pool->lru[f->mt][!!(frame_flags(f) & F_ACTIVE)];
+	return &pool->lru[f->mt][frame_flags(f) & F_ACTIVE ? MM_LRU_ACTIVE :
+						       MM_LRU_INACTIVE];
 }
 
 void __lru_add(struct mm_pool *pool, uint64_t pfn)
@@ -150,7 +156,8 @@ int mm_unpin(struct mm_pool *pool, uint64_t frame)
 /* Move the active tail down when the inactive list is the shorter. */
 static void __age_active(struct mm_pool *pool, int t)
 {
-	struct frame_list *inactive = &pool->lru[t][0], *active = &pool->lru[t][1];
+	struct frame_list *inactive = &pool->lru[t][MM_LRU_INACTIVE];
+	struct frame_list *active = &pool->lru[t][MM_LRU_ACTIVE];
 
 	while (active->count > inactive->count) {
 		uint32_t pfn = active->tail;
@@ -170,7 +177,7 @@ static uint32_t __lru_tail(struct mm_pool *pool, unsigned int mask)
 		if (!(mask & (1U << t)))
 			continue;
 		__age_active(pool, t);
-		pfn = pool->lru[t][0].tail;
+		pfn = pool->lru[t][MM_LRU_INACTIVE].tail;
 		if (pfn != NIL)
 			return pfn;
 	}
@@ -187,7 +194,7 @@ static uint64_t shrink_type(struct mm_pool *pool, uint64_t pages, int t)
 	uint64_t done = 0, tries;
 
 	pthread_mutex_lock(&pool->lock);
-	tries = pool->lru[t][0].count + pool->lru[t][1].count;
+	tries = pool->lru[t][MM_LRU_INACTIVE].count + pool->lru[t][MM_LRU_ACTIVE].count;
 	pthread_mutex_unlock(&pool->lock);
 
 	while (done < pages && tries--) {

@@ -43,10 +43,8 @@ void set_pageblock_migratetype(struct mm_pool *pool, uint64_t pfn,
 void set_pageblocks_migratetype(struct mm_pool *pool, uint64_t pfn,
 				unsigned int order, enum mm_migratetype mt)
 {
-	uint64_t end = pfn + (1UL << order);
-
-	for (pfn &= ~(MM_PAGEBLOCK_PAGES - 1); pfn < end; pfn += MM_PAGEBLOCK_PAGES)
-		set_pageblock_migratetype(pool, pfn, mt);
+	for_each_pageblock_in(pb, pfn, order)
+		set_pageblock_flags_group(pool, pb, mt, PB_MIGRATE_MASK);
 }
 
 enum mm_migratetype mm_pageblock_migratetype(struct mm_pool *pool,

@@ -101,10 +101,9 @@ int mm_pool_create(const struct mm_pool_config *cfg, struct mm_pool **out)
 	pthread_rwlock_init(&pool->owners_lock, NULL);
 	pool->policy = cfg ? cfg->policy : 0;
 	pool->compact_free_pb = pool->nr_pageblocks;
-	for (int t = 0; t < MIGRATE_TYPES; t++) {
-		list_init(&pool->lru[t][0]);
-		list_init(&pool->lru[t][1]);
-	}
+	for (int t = 0; t < MIGRATE_TYPES; t++)
+		for (int lru = MM_LRU_INACTIVE; lru < MM_LRU_LISTS; lru++)
+			list_init(&pool->lru[t][lru]);
 	pool_init_free_lists(pool);
 	*out = pool;
 	return 0;

@@ -4,6 +4,7 @@
  * pagetypeinfo, the unusable free space index and the fragmentation index,
  * plus what grouping is judged by: pageblocks that mix types.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,7 @@ int mm_migratetype_parse(const char *s, enum mm_migratetype *mt)
 		const char *name = migratetype_names[t];
 
 		if (!strcasecmp(s, name) ||
-		    (s[0] && !s[1] && (s[0] | 0x20) == (name[0] | 0x20))) {
+		    (s[0] && !s[1] && tolower((unsigned char)s[0]) == tolower(name[0]))) {
 			*mt = t;
 			return 0;
 		}
@@ -36,48 +37,57 @@ int mm_migratetype_parse(const char *s, enum mm_migratetype *mt)
 	return -EINVAL;
 }
 
-static void mark_pageblocks(uint8_t *types, uint64_t pfn, unsigned int order,
-			    uint8_t bit)
-{
-	uint64_t first = pfn >> MM_PAGEBLOCK_ORDER;
-	uint64_t last = (pfn + (1UL << order) - 1) >> MM_PAGEBLOCK_ORDER;
+/*
+ * Both reports, mm_stats and mm_pageblock_walk, come from the one walker
+ * below, as every /proc file of vmstat.c comes from walk_zones_in_node: a
+ * report only says what it notes about a block. Called with every pcp
+ * and the pool locked, so that the blocks add up.
+ */
+typedef void (*block_fn)(void *opaque, uint64_t pfn, uint8_t state,
+			 const struct mm_frame *f);
 
-	for (uint64_t pb = first; pb <= last; pb++)
-		types[pb] |= bit;
+static void __walk_pool(struct mm_pool *pool, block_fn fn, void *opaque)
+{
+	for_each_block(pool, pfn, 0, pool->nr_frames) {
+		uint8_t state = frame_state(&pool->frames[pfn]);
+
+		if (state != MM_FRAME_TAIL)
+			fn(opaque, pfn, state, &pool->frames[pfn]);
+	}
 }
 
 /*
- * One pass over the frame map, block by block. Each pageblock collects a
- * bit per allocation type found in it, and bit 3 for a cached frame.
+ * For mm_stats, each pageblock collects a bit per allocation type found
+ * in it, and PB_HAS_PCP for a cached frame: a pageblock with none of them
+ * is free.
  */
 #define PB_HAS_PCP	(1U << MIGRATE_TYPES)
 
-static void __walk_blocks(struct mm_pool *pool, struct mm_stats *st,
-			  uint8_t *types)
-{
-	for (uint64_t pfn = 0; pfn < pool->nr_frames;) {
-		const struct mm_frame *f = &pool->frames[pfn];
+struct stats_walk {
+	struct mm_stats *st;
+	uint8_t *types;		/* by pageblock */
+};
 
-		switch (frame_state(f)) {
-		case MM_FRAME_ALLOC:
-			st->allocated_pages[f->mt] += 1UL << f->order;
-			if (frame_flags(f) & F_PINNED)
-				st->pinned_pages += 1UL << f->order;
-			mark_pageblocks(types, pfn, f->order, 1U << f->mt);
-			pfn += 1UL << f->order;
-			break;
-		case MM_FRAME_FREE:
-			pfn += 1UL << f->order;
-			break;
-		case MM_FRAME_PCP:
-			st->pcp_pages++;
-			mark_pageblocks(types, pfn, 0, PB_HAS_PCP);
-			pfn++;
-			break;
-		default:
-			pfn++;
-		}
+static void count_block(void *opaque, uint64_t pfn, uint8_t state,
+			const struct mm_frame *f)
+{
+	struct stats_walk *w = opaque;
+	uint64_t pages = 1UL << f->order;
+	uint8_t bit;
+
+	if (state == MM_FRAME_ALLOC) {
+		w->st->allocated_pages[f->mt] += pages;
+		if (frame_flags(f) & F_PINNED)
+			w->st->pinned_pages += pages;
+		bit = 1U << f->mt;
+	} else if (state == MM_FRAME_PCP) {
+		w->st->pcp_pages += pages;
+		bit = PB_HAS_PCP;
+	} else {
+		return;
 	}
+	for_each_pageblock_in(pb, pfn, f->order)
+		w->types[pb] |= bit;
 }
 
 static void count_pageblocks(const uint8_t *types, struct mm_stats *st)
@@ -101,10 +111,10 @@ static void __copy_free_lists(struct mm_pool *pool, struct mm_stats *st)
 				pool->free_area[o].free_list[t].count;
 	}
 	for (int t = 0; t < MIGRATE_TYPES; t++)
-		for (int a = 0; a < 2; a++)
-			for (uint32_t p = pool->lru[t][a].head; p != NIL;
+		for (int lru = MM_LRU_INACTIVE; lru < MM_LRU_LISTS; lru++)
+			for (uint32_t p = pool->lru[t][lru].head; p != NIL;
 			     p = pool->frames[p].next)
-				st->lru_pages[t][a] += 1UL << pool->frames[p].order;
+				st->lru_pages[t][lru] += 1UL << pool->frames[p].order;
 	for (uint64_t pb = 0; pb < pool->nr_pageblocks; pb++)
 		st->pageblocks_type[get_pageblock_migratetype(
 			pool, pb << MM_PAGEBLOCK_ORDER)]++;
@@ -113,6 +123,7 @@ static void __copy_free_lists(struct mm_pool *pool, struct mm_stats *st)
 int mm_stats(struct mm_pool *pool, struct mm_stats *st)
 {
 	uint8_t *types = calloc(pool->nr_pageblocks + 1, 1);
+	struct stats_walk w = { st, types };
 
 	if (!types)
 		return -ENOMEM;
@@ -130,7 +141,7 @@ int mm_stats(struct mm_pool *pool, struct mm_stats *st)
 		st->counters.frees += pcp->nr_free;
 	}
 	__copy_free_lists(pool, st);
-	__walk_blocks(pool, st, types);
+	__walk_pool(pool, count_block, &w);
 	pthread_mutex_unlock(&pool->lock);
 	pcp_unlock_all(pool);
 
@@ -223,17 +234,23 @@ void mm_print_pagetypeinfo(const struct mm_stats *st, const char *name,
 	fputc('\n', f);
 }
 
-static void note_block(struct mm_pageblock_info *pbi, uint64_t pfn,
+/* For mm_pageblock_walk: what a block puts in each pageblock it covers. */
+static void note_block(void *opaque, uint64_t pfn, uint8_t state,
 		       const struct mm_frame *f)
 {
-	uint64_t first = pfn >> MM_PAGEBLOCK_ORDER;
-	uint64_t last = (pfn + (1UL << f->order) - 1) >> MM_PAGEBLOCK_ORDER;
+	struct mm_pageblock_info *pbi = opaque;
+	uint64_t pages = f->order >= MM_PAGEBLOCK_ORDER ?
+			 MM_PAGEBLOCK_PAGES : 1UL << f->order;
 
-	for (uint64_t pb = first; pb <= last; pb++) {
+	if (state != MM_FRAME_ALLOC && state != MM_FRAME_FREE)
+		return;
+	for_each_pageblock_in(pb, pfn, f->order) {
 		struct mm_pageblock_info *i = &pbi[pb];
-		uint64_t pages = f->order >= MM_PAGEBLOCK_ORDER ?
-				 MM_PAGEBLOCK_PAGES : 1UL << f->order;
 
+		if (state == MM_FRAME_FREE) {
+			i->free_pages += pages;
+			continue;
+		}
 		i->alloc_types |= 1U << f->mt;
 		i->used_pages += pages;
 		i->whole = f->order >= MM_PAGEBLOCK_ORDER;
@@ -244,31 +261,6 @@ static void note_block(struct mm_pageblock_info *pbi, uint64_t pfn,
 	}
 }
 
-static void __pageblock_infos(struct mm_pool *pool, struct mm_pageblock_info *pbi)
-{
-	for (uint64_t pb = 0; pb < pool->nr_pageblocks; pb++)
-		pbi[pb].mt = get_pageblock_migratetype(pool, pb << MM_PAGEBLOCK_ORDER);
-	for (uint64_t pfn = 0; pfn < pool->nr_frames;) {
-		const struct mm_frame *f = &pool->frames[pfn];
-
-		switch (frame_state(f)) {
-		case MM_FRAME_ALLOC:
-			note_block(pbi, pfn, f);
-			pfn += 1UL << f->order;
-			break;
-		case MM_FRAME_FREE:
-			for (uint64_t p = pfn; p < pfn + (1UL << f->order);
-			     p += MM_PAGEBLOCK_PAGES)
-				pbi[p >> MM_PAGEBLOCK_ORDER].free_pages +=
-					f->order >= MM_PAGEBLOCK_ORDER ?
-					MM_PAGEBLOCK_PAGES : 1U << f->order;
-			pfn += 1UL << f->order;
-			break;
-		default:
-			pfn++;
-		}
-	}
-}
 
 int mm_pageblock_walk(struct mm_pool *pool, mm_pageblock_fn fn, void *opaque)
 {
@@ -278,7 +270,9 @@ int mm_pageblock_walk(struct mm_pool *pool, mm_pageblock_fn fn, void *opaque)
 		return -ENOMEM;
 	pcp_lock_all(pool);
 	pthread_mutex_lock(&pool->lock);
-	__pageblock_infos(pool, pbi);
+	for (uint64_t pb = 0; pb < pool->nr_pageblocks; pb++)
+		pbi[pb].mt = get_pageblock_migratetype(pool, pb << MM_PAGEBLOCK_ORDER);
+	__walk_pool(pool, note_block, pbi);
 	pthread_mutex_unlock(&pool->lock);
 	pcp_unlock_all(pool);
 	for (uint64_t pb = 0; pb < pool->nr_pageblocks; pb++)

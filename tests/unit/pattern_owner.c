@@ -345,7 +345,7 @@ static int __po_migrate(void *priv, uint64_t old_frame, uint64_t new_frame,
 	struct pattern_owner *po = priv;
 	struct mm_frame_info fi;
 	bool fi_ok;
-	int ret;
+	int ret, unpin_err;
 
 	if (po->delay_us)
 		usleep(po->delay_us);
@@ -354,15 +354,20 @@ static int __po_migrate(void *priv, uint64_t old_frame, uint64_t new_frame,
 		if (ret != PO_HOOK_CONTINUE)
 			return ret;
 	}
-	/* the block is isolated now: pinning it must wait for the move */
+	/*
+	 * The block is isolated now: pinning it must wait for the move. A pin
+	 * that got through is undone; an unpin refused on a block just pinned
+	 * is the allocator disagreeing about the block.
+	 */
 	ret = mm_pin(po->pool, old_frame);
-	if (ret == 0)
-		mm_unpin(po->pool, old_frame);
+	unpin_err = ret == 0 ? mm_unpin(po->pool, old_frame) : 0;
 	pthread_mutex_lock(&po->lock);
 	if (ret == -EAGAIN)
 		po->pin_eagain++;
 	else if (ret == 0)
 		po->pinned_while_moving++;
+	if (unpin_err)
+		po->foreign++;
 	pthread_mutex_unlock(&po->lock);
 	fi_ok = offered_block_is_ours(po, old_frame, order, &fi);
 

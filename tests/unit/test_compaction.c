@@ -707,6 +707,217 @@ static void test_compact_results(void)
 }
 
 /*
+ * Direct compaction is for costly orders only (MM_COSTLY_ORDER, Linux's
+ * PAGE_ALLOC_COSTLY_ORDER): on a pool where no free block of order 2 or
+ * more is left, a request of MM_COSTLY_ORDER fails without a stall, and
+ * one of the next order stalls, compacts and succeeds.
+ */
+static void test_costly_order_boundary(void)
+{
+	struct mm_pool *pool = pool_new(8, true);
+	struct pattern_owner po;
+	struct mm_counters c0, c;
+	uint64_t n;
+	long r;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	CU_ASSERT_EQUAL_FATAL(pattern_owner_init(&po, pool, PO_MIGRATE, 0), 0);
+	n = pattern_owner_fill(&po, NULL, MIGRATE_MOVABLE);
+	pattern_owner_thin(&po, NULL, n, 4, 0);
+	mm_set_policy(pool, MM_POLICY_COMPACT);
+
+	c0 = snapshot(pool).counters;
+	CU_ASSERT_EQUAL(mm_alloc(pool, NULL, MM_COSTLY_ORDER, MIGRATE_MOVABLE,
+				 MM_NO_OWNER), -ENOMEM);
+	c = snapshot(pool).counters;
+	CU_ASSERT_EQUAL(c.compact_stall, c0.compact_stall);
+	CU_ASSERT_EQUAL(po.migrate_calls, 0);
+
+	r = mm_alloc(pool, NULL, MM_COSTLY_ORDER + 1, MIGRATE_MOVABLE,
+		     MM_NO_OWNER);
+	CU_ASSERT_FATAL(r >= 0);
+	c = snapshot(pool).counters;
+	CU_ASSERT_EQUAL(c.compact_stall, c0.compact_stall + 1);
+	CU_ASSERT_EQUAL(c.compact_success, c0.compact_success + 1);
+	CU_ASSERT(po.migrations > 0);
+
+	CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)r), 0);
+	ASSERT_OWNER_CLEAN(&po);
+	CU_ASSERT_EQUAL(pattern_owner_free_all(&po, NULL, n), 0);
+	ASSERT_POOL_WHOLE(pool);
+	pattern_owner_fini(&po);
+	mm_pool_destroy(pool);
+}
+
+/*
+ * Targets come from MOVABLE pageblocks only: movable pages moved into an
+ * UNMOVABLE pageblock would mix what grouping keeps apart. Here the top
+ * pageblock, where the free scanner looks first, is UNMOVABLE and all but
+ * one page free; the three below are movable and 3/4 free. A full sweep
+ * must put the survivors into the movable pageblocks and nothing into the
+ * unmovable one.
+ */
+static void test_targets_movable_only(void)
+{
+	struct mm_pool *pool = pool_new(8, true);
+	const uint64_t top = 3 * PB_PAGES;
+	struct pattern_owner po;
+	struct mm_stats st;
+	uint64_t n, kept;
+	long u;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	CU_ASSERT_EQUAL_FATAL(pattern_owner_init(&po, pool, PO_MIGRATE, 0), 0);
+	n = pattern_owner_fill(&po, NULL, MIGRATE_MOVABLE);
+	for (uint64_t id = 0; id < n; id++)
+		if ((uint64_t)pattern_owner_frame(&po, id) >= top)
+			CU_ASSERT_EQUAL(pattern_owner_free(&po, NULL, id), 0);
+	/* the one free pageblock: an unmovable request claims it whole */
+	u = mm_alloc(pool, NULL, 0, MIGRATE_UNMOVABLE, MM_NO_OWNER);
+	CU_ASSERT_FATAL(u >= (long)top);
+	CU_ASSERT_EQUAL_FATAL(pb_type(pool, top), MIGRATE_UNMOVABLE);
+	kept = pattern_owner_thin(&po, NULL, n, 4, 0);
+
+	mm_compact_all(pool);
+	st = snapshot(pool);
+	ASSERT_STATS_CONSISTENT(&st);
+	CU_ASSERT(po.migrations > 0);
+	CU_ASSERT(free_pageblock_units(&st) >= 1);
+	CU_ASSERT_EQUAL(pb_type(pool, top), MIGRATE_UNMOVABLE);
+	CU_ASSERT_EQUAL(po.tracked, kept);
+	for (uint64_t id = 0; id < n; id++)
+		if (pattern_owner_holds(&po, id))
+			CU_ASSERT((uint64_t)pattern_owner_frame(&po, id) < top);
+	CU_ASSERT_EQUAL(st.mixed_pageblocks, 0);
+	ASSERT_OWNER_CLEAN(&po);
+
+	CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)u), 0);
+	CU_ASSERT_EQUAL(pattern_owner_free_all(&po, NULL, n), 0);
+	ASSERT_POOL_WHOLE(pool);
+	pattern_owner_fini(&po);
+	mm_pool_destroy(pool);
+}
+
+/*
+ * A block on the active LRU list that is migrated stays active: its new
+ * frame holds the same recently used memory, and demoting it would make
+ * it the next reclaim victim. A block on an LRU is normally reclaimed
+ * rather than migrated, so the owner here stops offering reclaim once its
+ * blocks are on the LRU, and compaction has to migrate them.
+ */
+static void test_migration_keeps_active(void)
+{
+	struct mm_pool *pool = pool_new(8, true);
+	struct pattern_owner po;
+	uint64_t n, kept, touched = 0;
+	struct mm_stats st;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	CU_ASSERT_EQUAL_FATAL(pattern_owner_init(&po, pool,
+						 PO_MIGRATE | PO_RECLAIM, 0), 0);
+	n = pattern_owner_fill(&po, NULL, MIGRATE_MOVABLE);
+	kept = pattern_owner_thin(&po, NULL, n, 4, 0);
+	/* the survivors of the first pageblock, emptied first, are active */
+	for (uint64_t id = 0; id < n; id++) {
+		long f = pattern_owner_frame(&po, id);
+
+		if (f >= 0 && (uint64_t)f < PB_PAGES) {
+			mm_touch(pool, (uint64_t)f);
+			touched++;
+		}
+	}
+	st = snapshot(pool);
+	CU_ASSERT_EQUAL_FATAL(st.lru_pages[MIGRATE_MOVABLE][MM_LRU_ACTIVE], touched);
+	CU_ASSERT_EQUAL_FATAL(st.lru_pages[MIGRATE_MOVABLE][MM_LRU_INACTIVE],
+			      kept - touched);
+	po.ops.reclaim = NULL;
+
+	mm_compact_all(pool);
+	st = snapshot(pool);
+	ASSERT_STATS_CONSISTENT(&st);
+	CU_ASSERT(po.migrations >= touched);
+	CU_ASSERT_EQUAL(po.reclaim_calls, 0);
+	CU_ASSERT_EQUAL(po.tracked, kept);
+	for (uint64_t id = 0; id < n; id++)
+		if (pattern_owner_holds(&po, id))
+			CU_ASSERT((uint64_t)pattern_owner_frame(&po, id) >= PB_PAGES);
+	CU_ASSERT_EQUAL(st.lru_pages[MIGRATE_MOVABLE][MM_LRU_ACTIVE], touched);
+	CU_ASSERT_EQUAL(st.lru_pages[MIGRATE_MOVABLE][MM_LRU_INACTIVE],
+			kept - touched);
+	ASSERT_OWNER_CLEAN(&po);
+
+	CU_ASSERT_EQUAL(pattern_owner_free_all(&po, NULL, n), 0);
+	ASSERT_POOL_WHOLE(pool);
+	pattern_owner_fini(&po);
+	mm_pool_destroy(pool);
+}
+
+/*
+ * Skip hints: a pageblock the free scanner found without a free page is
+ * marked, and direct compaction does not scan it again until the hints
+ * reset, even when the migrate scanner gets there (past the point where
+ * the scanners met, looking for what reclaim alone can empty). A sweep
+ * of the whole pool ignores the hints.
+ *
+ * Eight pageblocks: 0 movable and 3/4 free, 1-6 the same but each with an
+ * unmovable page (never emptied, 6 gives the targets), 7 full of pages an
+ * owner can reclaim. Direct compaction for order 10 empties pageblock 0,
+ * finds 1-6 hopeless, and must leave 7, marked by the free scanner, alone.
+ */
+static void test_skip_hints(void)
+{
+	struct mm_pool *pool = pool_new(16, true);
+	const uint64_t top = 7 * PB_PAGES;
+	struct pattern_owner pm, pr;
+	struct mm_counters c0, c;
+	uint64_t n;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	CU_ASSERT_EQUAL_FATAL(pattern_owner_init(&pm, pool, PO_MIGRATE, 0), 0);
+	CU_ASSERT_EQUAL_FATAL(pattern_owner_init(&pr, pool, PO_RECLAIM, 0), 0);
+	n = pattern_owner_fill(&pm, NULL, MIGRATE_MOVABLE);
+	for (uint64_t id = 0; id < n; id++)
+		if ((uint64_t)pattern_owner_frame(&pm, id) >= top)
+			CU_ASSERT_EQUAL(pattern_owner_free(&pm, NULL, id), 0);
+	for (uint64_t id = 0; id < PB_PAGES; id++)
+		CU_ASSERT_FATAL(pattern_owner_alloc(&pr, NULL, 0, MIGRATE_MOVABLE,
+						    id) >= (long)top);
+	for (unsigned int pb = 1; pb < 7; pb++)
+		CU_ASSERT_EQUAL_FATAL(realloc_in_place(&pm, pb * PB_PAGES + 8,
+						       MIGRATE_UNMOVABLE,
+						       MM_NO_OWNER),
+				      (long)(pb * PB_PAGES + 8));
+	pattern_owner_thin(&pm, NULL, n, 4, 0);
+
+	c0 = snapshot(pool).counters;
+	CU_ASSERT_EQUAL(mm_compact(pool, MM_MAX_ORDER - 1), COMPACT_COMPLETE);
+	c = snapshot(pool).counters;
+	CU_ASSERT(pm.migrations > 0);
+	/* pageblock 0 emptied; 7 looked at by the free scanner only */
+	CU_ASSERT_EQUAL(c.compact_migrate_scanned - c0.compact_migrate_scanned,
+			PB_PAGES);
+	CU_ASSERT_EQUAL(c.compact_free_scanned - c0.compact_free_scanned,
+			2 * PB_PAGES);
+	CU_ASSERT_EQUAL(pr.reclaim_calls, 0);
+	CU_ASSERT_EQUAL(pr.tracked, PB_PAGES);
+
+	/* a whole-pool sweep resets the hints first: 7 is emptied now */
+	mm_compact_all(pool);
+	CU_ASSERT_EQUAL(pr.reclaims, PB_PAGES);
+	CU_ASSERT_EQUAL(pr.tracked, 0);
+	ASSERT_OWNER_CLEAN(&pm);
+	ASSERT_OWNER_CLEAN(&pr);
+
+	for (unsigned int pb = 1; pb < 7; pb++)
+		CU_ASSERT_EQUAL(mm_free(pool, NULL, pb * PB_PAGES + 8), 0);
+	CU_ASSERT_EQUAL(pattern_owner_free_all(&pm, NULL, n), 0);
+	ASSERT_POOL_WHOLE(pool);
+	pattern_owner_fini(&pm);
+	pattern_owner_fini(&pr);
+	mm_pool_destroy(pool);
+}
+
+/*
  * MM_POLICY_CLAIM_BLOCK: in a fragmented pool an unmovable request would
  * land in some movable pageblock; with the policy, compaction frees a
  * whole pageblock first and the request claims it for UNMOVABLE.
@@ -947,6 +1158,10 @@ int register_compaction_suite(void)
 		{ "free new after migrate", test_free_new_after_migrate },
 		{ "reused as unmovable mid-sweep", test_reused_as_unmovable_mid_sweep },
 		{ "compact results", test_compact_results },
+		{ "costly order boundary", test_costly_order_boundary },
+		{ "targets from movable pageblocks only", test_targets_movable_only },
+		{ "migration keeps a block active", test_migration_keeps_active },
+		{ "skip hints", test_skip_hints },
 		{ "claim block", test_claim_block },
 		{ "concurrent compaction", test_concurrent_compaction },
 		{ "kcompactd", test_kcompactd },

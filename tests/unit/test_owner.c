@@ -527,12 +527,84 @@ static void test_unregister_during_compaction(void)
 	mm_pool_destroy(pool);
 }
 
+/*
+ * mm_frames_pinned answers for a scattered range at once: a frame is
+ * pinned when the block over it is (a tail of a pinned block too), free
+ * and cached frames count as unallocated, and a frame past the pool
+ * fails the whole call.
+ */
+static void test_frames_pinned(void)
+{
+	struct mm_pool *pool = pool_new(4, true);
+	struct mm_pcp *pcp = NULL;
+	long a, b, c, x, y;
+	uint64_t cached = 0;
+	size_t unalloc = 99;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	CU_ASSERT_EQUAL_FATAL(mm_pcp_create(pool, &pcp), 0);
+	a = mm_alloc(pool, NULL, 0, MIGRATE_MOVABLE, TEST_OWNER);
+	b = mm_alloc(pool, NULL, 0, MIGRATE_MOVABLE, TEST_OWNER);
+	c = mm_alloc(pool, NULL, 2, MIGRATE_MOVABLE, TEST_OWNER);
+	x = mm_alloc(pool, NULL, 0, MIGRATE_MOVABLE, TEST_OWNER);
+	/* a refill caches a batch, of which y is handed out */
+	y = mm_alloc(pool, pcp, 0, MIGRATE_MOVABLE, TEST_OWNER);
+	CU_ASSERT_FATAL(a >= 0 && b >= 0 && c >= 0 && x >= 0 && y >= 0);
+	while (cached < mm_pool_frames(pool) &&
+	       frame_state(pool, cached) != MM_FRAME_PCP)
+		cached++;
+	CU_ASSERT_FATAL(cached < mm_pool_frames(pool));
+	CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)x), 0);
+	CU_ASSERT_EQUAL(mm_pin(pool, (uint64_t)a), 0);
+	CU_ASSERT_EQUAL(mm_pin(pool, (uint64_t)a), 0);
+	CU_ASSERT_EQUAL(mm_pin(pool, (uint64_t)c), 0);
+
+	{
+		const uint32_t range[] = {
+			(uint32_t)b, (uint32_t)c + 3, (uint32_t)x, (uint32_t)a,
+			(uint32_t)y, (uint32_t)cached, (uint32_t)c,
+		};
+		const size_t n = sizeof(range) / sizeof(range[0]);
+		uint32_t bad[] = { (uint32_t)a, (uint32_t)mm_pool_frames(pool) };
+
+		/* pinned: a (twice pinned, once counted), c and its tail */
+		CU_ASSERT_EQUAL(mm_frames_pinned(pool, range, n, &unalloc), 3);
+		CU_ASSERT_EQUAL(unalloc, 2);	/* x freed, one cached */
+		CU_ASSERT_EQUAL(mm_frames_pinned(pool, range, n, NULL), 3);
+		CU_ASSERT_EQUAL(mm_frames_pinned(pool, range, 1, NULL), 0);
+		CU_ASSERT_EQUAL(mm_frames_pinned(pool, range, 0, &unalloc), 0);
+		CU_ASSERT_EQUAL(unalloc, 0);
+
+		unalloc = 99;
+		CU_ASSERT_EQUAL(mm_frames_pinned(pool, bad, 2, &unalloc), -EINVAL);
+		CU_ASSERT_EQUAL(unalloc, 99);
+		bad[1] = UINT32_MAX;
+		CU_ASSERT_EQUAL(mm_frames_pinned(pool, bad, 2, NULL), -EINVAL);
+
+		CU_ASSERT_EQUAL(mm_unpin(pool, (uint64_t)c), 0);
+		CU_ASSERT_EQUAL(mm_unpin(pool, (uint64_t)a), 0);
+		CU_ASSERT_EQUAL(mm_frames_pinned(pool, range, n, NULL), 1);
+		CU_ASSERT_EQUAL(mm_unpin(pool, (uint64_t)a), 0);
+		CU_ASSERT_EQUAL(mm_frames_pinned(pool, range, n, &unalloc), 0);
+		CU_ASSERT_EQUAL(unalloc, 2);
+	}
+
+	CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)a), 0);
+	CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)b), 0);
+	CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)c), 0);
+	CU_ASSERT_EQUAL(mm_free(pool, pcp, (uint64_t)y), 0);
+	mm_pcp_destroy(pcp);
+	ASSERT_POOL_WHOLE(pool);
+	mm_pool_destroy(pool);
+}
+
 int register_owner_suite(void)
 {
 	static const struct suite_test tests[] = {
 		{ "register ids", test_register_ids },
 		{ "LRU membership", test_lru_membership },
 		{ "touch and shrink", test_touch_and_shrink },
+		{ "frames pinned", test_frames_pinned },
 		{ "shrink type mask", test_shrink_typemask },
 		{ "shrink, reclaim fails", test_shrink_reclaim_fails },
 		{ "pin rules", test_pin_rules },

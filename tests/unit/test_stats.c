@@ -333,6 +333,89 @@ static void test_print_pagetypeinfo(void)
 	free(out);
 }
 
+/*
+ * mm_stats and mm_pageblock_walk come from one walk of the frame map and
+ * must tell the same story, pageblock by pageblock, about a pool that
+ * holds every kind of block: one larger than a pageblock, pinned ones,
+ * two types in one pageblock (grouping off lets them share), frames
+ * cached on a per-thread list and free blocks of several orders.
+ */
+struct pb_totals {
+	uint64_t pageblocks, used, free, mixed, empty, whole;
+	uint64_t big_pb;	/* first pageblock of the 4 MiB block */
+	uint32_t owner_of_big;
+};
+
+static void add_pageblock(void *opaque, uint64_t pb,
+			  const struct mm_pageblock_info *info)
+{
+	struct pb_totals *t = opaque;
+
+	t->pageblocks++;
+	t->used += info->used_pages;
+	t->free += info->free_pages;
+	t->mixed += (info->alloc_types & (info->alloc_types - 1)) != 0;
+	t->empty += info->free_pages == MM_PAGEBLOCK_PAGES;
+	t->whole += info->whole;
+	if (pb == t->big_pb)
+		t->owner_of_big = info->owner;
+}
+
+static void test_reports_agree(void)
+{
+	struct mm_pool *pool = pool_new_pcp(16, false, 64, 16);
+	struct pb_totals t = { 0 };
+	struct mm_pcp *pcp = NULL;
+	struct mm_stats st;
+	long big, pinned, small[8], cached;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	CU_ASSERT_EQUAL_FATAL(mm_pcp_create(pool, &pcp), 0);
+	big = mm_alloc(pool, NULL, MM_MAX_ORDER - 1, MIGRATE_MOVABLE, 7);
+	pinned = mm_alloc(pool, NULL, 2, MIGRATE_MOVABLE, MM_NO_OWNER);
+	CU_ASSERT_FATAL(big >= 0 && pinned >= 0);
+	t.big_pb = (uint64_t)big / MM_PAGEBLOCK_PAGES;
+	CU_ASSERT_EQUAL(mm_pin(pool, (uint64_t)pinned), 0);
+	for (int i = 0; i < 8; i++) {
+		small[i] = mm_alloc(pool, NULL, i % 3, i % 2 ? MIGRATE_UNMOVABLE :
+				    MIGRATE_MOVABLE, MM_NO_OWNER);
+		CU_ASSERT_FATAL(small[i] >= 0);
+	}
+	/* a refill caches a batch, of which one is handed out */
+	cached = mm_alloc(pool, pcp, 0, MIGRATE_RECLAIMABLE, MM_NO_OWNER);
+	CU_ASSERT_FATAL(cached >= 0);
+	CU_ASSERT_FATAL(mm_pcp_count(pcp) > 0);
+
+	CU_ASSERT_FATAL(pool_snapshot(pool, &st));
+	ASSERT_STATS_CONSISTENT(&st);
+	CU_ASSERT_EQUAL(mm_pageblock_walk(pool, add_pageblock, &t), 0);
+
+	CU_ASSERT_EQUAL(t.pageblocks, st.pageblocks);
+	CU_ASSERT_EQUAL(t.used, st.allocated_pages[MIGRATE_UNMOVABLE] +
+				st.allocated_pages[MIGRATE_RECLAIMABLE] +
+				st.allocated_pages[MIGRATE_MOVABLE]);
+	CU_ASSERT_EQUAL(t.free, st.free_pages);
+	CU_ASSERT_EQUAL(t.used + t.free + st.pcp_pages, st.frames);
+	CU_ASSERT_EQUAL(st.pcp_pages, mm_pcp_count(pcp));
+	CU_ASSERT_EQUAL(st.pinned_pages, 4);
+	CU_ASSERT_EQUAL(t.mixed, st.mixed_pageblocks);
+	CU_ASSERT(st.mixed_pageblocks >= 1);
+	CU_ASSERT_EQUAL(t.empty, st.free_pageblocks);
+	/* the 4 MiB block fills its two pageblocks, one owner */
+	CU_ASSERT_EQUAL(t.whole, 2);
+	CU_ASSERT_EQUAL(t.owner_of_big, 7);
+
+	CU_ASSERT_EQUAL(mm_unpin(pool, (uint64_t)pinned), 0);
+	CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)pinned), 0);
+	CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)big), 0);
+	CU_ASSERT_EQUAL(mm_free(pool, pcp, (uint64_t)cached), 0);
+	for (int i = 0; i < 8; i++)
+		CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)small[i]), 0);
+	mm_pcp_destroy(pcp);
+	ASSERT_POOL_WHOLE(pool);
+	mm_pool_destroy(pool);
+}
+
 int register_stats_suite(void)
 {
 	static const struct suite_test tests[] = {
@@ -340,6 +423,7 @@ int register_stats_suite(void)
 		{ "fragmentation index", test_fragmentation_index },
 		{ "free share at least", test_free_share_at_least },
 		{ "real pool counts", test_real_pool_counts },
+		{ "reports agree", test_reports_agree },
 		{ "metadata and type names", test_metadata_and_names },
 		{ "buddyinfo layout", test_print_buddyinfo },
 		{ "pagetypeinfo layout", test_print_pagetypeinfo },
