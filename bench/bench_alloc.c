@@ -79,8 +79,8 @@ static void *worker_run(void *arg)
 	}
 	for (int g = 0; g < 2; g++)
 		for (int i = 0; i < RING; i++)
-			if (ring[g][i] >= 0)
-				mm_free(w->pools[g], pcp[g], (uint64_t)ring[g][i]);
+			if (ring[g][i] >= 0 && !w->err)
+				w->err = mm_free(w->pools[g], pcp[g], (uint64_t)ring[g][i]);
 out:
 	mm_pcp_destroy(pcp[0]);
 	mm_pcp_destroy(pcp[1]);

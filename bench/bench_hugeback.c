@@ -182,11 +182,11 @@ static void migrate_4k(struct pool *pool, struct vm *vm, uint64_t count,
 			break;
 		if (vm_migrate_page(vm, page, frame, &old) == 0) {
 			lat[r->done % LAT_SAMPLES] = vm_now_ns() - m0;
-			mm_free(pool->mm, NULL, old);
 			r->done++;
-		} else {
-			mm_free(pool->mm, NULL, frame);
+			frame = (long)old;
 		}
+		if (mm_free(pool->mm, NULL, (uint64_t)frame))
+			break;	/* the pool's bookkeeping disagrees: stop measuring */
 		progress_tick(pr, "%llu/%llu (%.0f%%), %.0f/s so far",
 			      (unsigned long long)r->done, (unsigned long long)count,
 			      100.0 * (double)r->done / (double)count,
@@ -596,7 +596,11 @@ int cmd_bench_hugeback(int argc, char **argv)
 		return 1;
 	}
 	mm_drain_all(pool->mm);
-	mm_stats(pool->mm, &st);
+	if (mm_stats(pool->mm, &st)) {
+		progress_clear(&progress);
+		fprintf(stderr, "gpmm bench hugeback: cannot read the pool's statistics\n");
+		return 1;
+	}
 	free0 = st.free_pages;
 	unusable = mm_unusable_index(&st, MM_PAGEBLOCK_ORDER);
 
@@ -626,7 +630,8 @@ int cmd_bench_hugeback(int argc, char **argv)
 	vm_end_read(vm, &con, &res.end);
 	assembler_remove(as, vm);
 	assembler_stop(as);
-	mm_stats(pool->mm, &st);
+	if (mm_stats(pool->mm, &st))
+		memset(&st, 0, sizeof(st));	/* the figures below then read 0 */
 	stop_vm(vm);
 	replay_destroy(tenant);
 	mm_pcp_destroy(pcp);

@@ -19,6 +19,8 @@ void gmem_uffd_stop(struct vm *vm);
 /* for migrate.c; mem_lock held where it says __ */
 struct vm_region *gmem_region(struct vm *vm, uint64_t gpa, uint64_t len);
 int gmem_map(struct vm *vm, uint8_t *hva, uint64_t frame, uint64_t len);
+/* Back to the pool; a refusal is counted (migstats.free_errors). */
+void gmem_free_frame(struct vm *vm, struct mm_pcp *pcp, uint64_t frame);
 int __gmem_populate(struct vm *vm, struct vm_region *r, uint64_t idx,
 		    struct mm_pcp *pcp);
 /* uffd write-protect faults go here (migrate.c) */

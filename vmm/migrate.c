@@ -313,16 +313,17 @@ const struct mm_owner_ops vm_ram_owner_ops = { .migrate = ram_migrate };
 /* mem_lock held: every page of the range backed, none pinned. */
 static int __range_ready(struct vm *vm, struct vm_region *r, uint64_t idx0)
 {
-	for (uint64_t i = 0; i < HUGE_PAGES; i++) {
-		uint32_t f = r->backing[idx0 + i];
-		struct mm_frame_info info;
+	size_t unallocated = 0;
+	long pinned;
 
-		if (f == NIL_FRAME)
+	for (uint64_t i = 0; i < HUGE_PAGES; i++)
+		if (r->backing[idx0 + i] == NIL_FRAME)
 			return -ENOENT;
-		if (mm_frame_info(vm->pool->mm, f, &info) || info.pins)
-			return -EBUSY;
-	}
-	return 0;
+	/* one lock round for the 512 frames, not 512 (mm_frame_info each) */
+	pinned = mm_frames_pinned(vm->pool->mm, &r->backing[idx0], HUGE_PAGES, &unallocated);
+	if (pinned < 0)
+		return (int)pinned;
+	return pinned || unallocated ? -EBUSY : 0;
 }
 
 /*
@@ -356,7 +357,7 @@ static int __assemble(struct vm *vm, struct vm_region *r, uint64_t idx0,
 		r->backing[idx0 + i] = (uint32_t)(block + i);
 		vm->pool->gpa_of[old[i]] = 0;
 		vm->pool->gpa_of[block + i] = gpa + (i << MM_PAGE_SHIFT) + 1;
-		mm_free(vm->pool->mm, NULL, old[i]);
+		gmem_free_frame(vm, NULL, old[i]);
 	}
 	r->huge[idx0 / HUGE_PAGES] = 1;
 	return 0;
@@ -408,7 +409,7 @@ int vm_assemble_range(struct vm *vm, uint64_t gpa)
 	if (ret) {
 		if (ret == -EBUSY)
 			vm->migstats.assemble_fail_busy++;
-		mm_free(vm->pool->mm, NULL, block);
+		gmem_free_frame(vm, NULL, (uint64_t)block);
 		return ret;
 	}
 	ret = collapse_range(r->hva + (idx0 << MM_PAGE_SHIFT));

@@ -184,6 +184,8 @@ static json_t *vm_json(struct vm *vm, const struct walk *w, uint8_t *touched)
 		"huge_backed_pct", pop ? 100.0 * (double)(kernel >= 0 ? kernel : 0) / (double)pop : 0.0,
 		"kernel_agrees", kernel >= 0 && (uint64_t)kernel >= huge);
 	json_object_set_new(j, "huge_backing_limit", huge_limit_json(vm));
+	json_object_set_new(j, "free_errors", json_integer((json_int_t)__atomic_load_n(
+		&m->free_errors, __ATOMIC_RELAXED)));
 	json_object_set_new(j, "frames_by_type", json_pack("{s:I, s:I, s:I}",
 		"Unmovable", (json_int_t)0, "Reclaimable", (json_int_t)0,
 		"Movable", (json_int_t)vm_populated_pages(vm)));

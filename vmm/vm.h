@@ -83,6 +83,7 @@ struct vm_migstats {
 	uint64_t collapse_fail;		/* MADV_COLLAPSE refused */
 	int collapse_errno;		/* why, the last time it was */
 	uint64_t range_ns_max;		/* longest 2 MiB assembly */
+	uint64_t free_errors;		/* frames the pool refused back: a bug */
 };
 
 #define NIL_FRAME	UINT32_MAX

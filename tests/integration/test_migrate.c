@@ -73,10 +73,10 @@ static void test_migrate_pages_live(void)
 		page = 0x200000 + ((seed >> 33) % 0x200000 & ~4095ULL);
 		CU_ASSERT_FATAL(frame >= 0);
 		if (vm_migrate_page(vm, page, frame, &old) == 0) {
-			mm_free(pool->mm, NULL, old);
+			CU_ASSERT_EQUAL(mm_free(pool->mm, NULL, old), 0);
 			moved++;
 		} else {
-			mm_free(pool->mm, NULL, frame);
+			CU_ASSERT_EQUAL(mm_free(pool->mm, NULL, frame), 0);
 		}
 	}
 	CU_ASSERT_EQUAL(moved, 10000);
@@ -109,9 +109,8 @@ static void test_copy_remap_loses_writes(void)
 		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
 		page = 0x200000 + ((seed >> 33) % 0x200000 & ~4095ULL);
 		if (vm_migrate_page(vm, page, frame, &old) == 0)
-			mm_free(pool->mm, NULL, old);
-		else
-			mm_free(pool->mm, NULL, frame);
+			frame = (long)old;
+		CU_ASSERT_EQUAL(mm_free(pool->mm, NULL, (uint64_t)frame), 0);
 	}
 	vm_request_stop(vm, VM_SHUTDOWN, 0);
 	test_vm_finish(vm, &res);
@@ -135,13 +134,13 @@ static void test_compaction_moves_guest_pages(void)
 	for (int i = 0; i < 64; i++)
 		hog[n++] = mm_alloc(pool->mm, NULL, 0, MIGRATE_MOVABLE, MM_NO_OWNER);
 	for (int i = 0; i < n; i += 2)
-		mm_free(pool->mm, NULL, hog[i]);
+		CU_ASSERT_EQUAL(mm_free(pool->mm, NULL, hog[i]), 0);
 	for (int round = 0; round < 3; round++)
 		mm_compact_all(pool->mm);
 	CU_ASSERT(vm->migstats.pages > 0);
 	stop_and_check(vm, &res);
 	for (int i = 1; i < n; i += 2)
-		mm_free(pool->mm, NULL, hog[i]);
+		CU_ASSERT_EQUAL(mm_free(pool->mm, NULL, hog[i]), 0);
 	CU_ASSERT(pool_is_whole(pool));
 	pool_close(pool);
 }
@@ -174,7 +173,7 @@ static void test_assemble_ranges_live(void)
 		uint64_t old;
 
 		CU_ASSERT_EQUAL(vm_migrate_page(vm, 0x400000 + 4096 * 7, frame, &old), 0);
-		mm_free(pool->mm, NULL, old);
+		CU_ASSERT_EQUAL(mm_free(pool->mm, NULL, old), 0);
 	}
 	stop_and_check(vm, &res);
 	CU_ASSERT(pool_is_whole(pool));
@@ -195,7 +194,7 @@ static void test_pinned_page_stays(void)
 	CU_ASSERT_EQUAL(vm_pin_page(vm, 0x300000), 0);
 	frame = mm_alloc(pool->mm, NULL, 0, MIGRATE_MOVABLE, vm->owner);
 	CU_ASSERT_EQUAL(vm_migrate_page(vm, 0x300000, frame, &old), -EBUSY);
-	mm_free(pool->mm, NULL, frame);
+	CU_ASSERT_EQUAL(mm_free(pool->mm, NULL, frame), 0);
 	CU_ASSERT_EQUAL(vm_assemble_range(vm, 0x200000), -EBUSY);
 	mm_compact_all(pool->mm);
 	CU_ASSERT_EQUAL(vm_gpa_to_frame(vm, 0x300000), before);
@@ -269,8 +268,8 @@ static void test_two_migrators(void)
 	CU_ASSERT_EQUAL(old, (uint64_t)a);
 	CU_ASSERT_EQUAL(m.ret, -ENOENT);
 	CU_ASSERT_EQUAL(vm_gpa_to_frame(vm, 0x300000), b);
-	mm_free(pool->mm, NULL, old);
-	mm_free(pool->mm, NULL, m.new);
+	CU_ASSERT_EQUAL(mm_free(pool->mm, NULL, old), 0);
+	CU_ASSERT_EQUAL(mm_free(pool->mm, NULL, m.new), 0);
 	vm_request_stop(vm, VM_SHUTDOWN, 0);
 	test_vm_finish(vm, &res);
 	CU_ASSERT(pool_is_whole(pool));

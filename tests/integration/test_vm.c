@@ -85,6 +85,7 @@ struct remap_ctx {
 	int remap_ret;
 	long old_frame, new_frame, after;
 	struct mm_frame_info old_info;
+	int info_ret;
 };
 
 /*
@@ -105,7 +106,7 @@ static int remap_hook(struct vm *vm, uint32_t n, void *opaque)
 		return 0;
 	c->remap_ret = vm_remap_page(vm, GPMM_REMAP_GPA, c->new_frame);
 	c->after = vm_gpa_to_frame(vm, GPMM_REMAP_GPA);
-	mm_frame_info(vm->pool->mm, c->old_frame, &c->old_info);
+	c->info_ret = mm_frame_info(vm->pool->mm, c->old_frame, &c->old_info);
 	if (c->write_marker)
 		memcpy((uint8_t *)pool_frame_ptr(vm->pool, c->new_frame) +
 		       GPMM_REMAP_MARKER_OFF, &marker, sizeof(marker));
@@ -139,6 +140,7 @@ static void test_remap_seen_by_guest(void)
 	CU_ASSERT(c.old_frame >= 0);
 	CU_ASSERT(c.new_frame >= 0 && c.new_frame != c.old_frame);
 	CU_ASSERT_EQUAL(c.after, c.new_frame);
+	CU_ASSERT_EQUAL(c.info_ret, 0);
 	CU_ASSERT_NOT_EQUAL(c.old_info.state, MM_FRAME_ALLOC);
 	CU_ASSERT_EQUAL(res.exit_code, GPMM_EXIT_OK);
 }
