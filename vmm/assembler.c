@@ -35,7 +35,7 @@ static bool below_target(struct vm *vm)
 	uint64_t populated = vm_populated_pages(vm) << MM_PAGE_SHIFT;
 
 	return vm->cfg.huge_target >= 100 ||
-	       vm_huge_bytes(vm) * 100 < populated * vm->cfg.huge_target;
+	       vm_block_bytes(vm) * 100 < populated * vm->cfg.huge_target;
 }
 
 /*

@@ -31,16 +31,26 @@ int vm_range_populated(struct vm *vm, uint64_t gpa, bool *huge)
 	return n;
 }
 
-uint64_t vm_huge_bytes(struct vm *vm)
+static uint64_t bytes_at_least(struct vm *vm, enum range_backing min)
 {
 	uint64_t bytes = 0;
 
 	pthread_mutex_lock(&vm->mem_lock);
 	for (unsigned int i = 0; i < vm->nr_regions; i++)
 		for (uint64_t g = 0; g < vm->regions[i].size >> 21; g++)
-			bytes += vm->regions[i].huge[g] ? 2ULL << 20 : 0;
+			bytes += vm->regions[i].huge[g] >= min ? MM_PAGEBLOCK_SIZE : 0;
 	pthread_mutex_unlock(&vm->mem_lock);
 	return bytes;
+}
+
+uint64_t vm_block_bytes(struct vm *vm)
+{
+	return bytes_at_least(vm, RANGE_BLOCK);
+}
+
+uint64_t vm_huge_bytes(struct vm *vm)
+{
+	return bytes_at_least(vm, RANGE_PMD);
 }
 
 static bool in_windows(struct vm *vm, uint64_t start, uint64_t end)

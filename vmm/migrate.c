@@ -359,7 +359,7 @@ static int __assemble(struct vm *vm, struct vm_region *r, uint64_t idx0,
 		vm->pool->gpa_of[block + i] = gpa + (i << MM_PAGE_SHIFT) + 1;
 		gmem_free_frame(vm, NULL, old[i]);
 	}
-	r->huge[idx0 / HUGE_PAGES] = 1;
+	r->huge[idx0 / HUGE_PAGES] = RANGE_BLOCK;
 	return 0;
 }
 
@@ -413,10 +413,14 @@ int vm_assemble_range(struct vm *vm, uint64_t gpa)
 		return ret;
 	}
 	ret = collapse_range(r->hva + (idx0 << MM_PAGE_SHIFT));
+	pthread_mutex_lock(&vm->mem_lock);
 	if (ret) {
 		vm->migstats.collapse_errno = -ret;
 		vm->migstats.collapse_fail++;
+	} else if (r->huge[idx0 / HUGE_PAGES] == RANGE_BLOCK) {
+		r->huge[idx0 / HUGE_PAGES] = RANGE_PMD;	/* not split meanwhile */
 	}
+	pthread_mutex_unlock(&vm->mem_lock);
 	vm->migstats.ranges_assembled++;
 	vm->migstats.pages += HUGE_PAGES;
 	vm->migstats.bytes += HUGE_BYTES;
@@ -443,7 +447,7 @@ int vm_split_range(struct vm *vm, uint64_t gpa)
 	ret = r->huge[idx0 / HUGE_PAGES] ? mm_split(vm->pool->mm, r->backing[idx0])
 					 : -EINVAL;
 	if (!ret) {
-		r->huge[idx0 / HUGE_PAGES] = 0;
+		r->huge[idx0 / HUGE_PAGES] = RANGE_4K;
 		vm->migstats.ranges_split++;
 	}
 	pthread_mutex_unlock(&vm->mem_lock);

@@ -46,12 +46,19 @@ enum vm_state {
 	VM_FAILED,		/* stopped by a fault, see vm->report */
 };
 
+/* How one aligned 2 MiB guest range is backed (vm_region.huge). */
+enum range_backing {
+	RANGE_4K,		/* 4 KiB frames, wherever they are */
+	RANGE_BLOCK,		/* one order-9 block, in order, mapped by PTEs */
+	RANGE_PMD,		/* that block, and MADV_COLLAPSE made it one PMD */
+};
+
 struct vm_region {
 	uint64_t gpa;
 	uint64_t size;
 	uint8_t *hva;		/* 2 MiB aligned window */
 	uint32_t *backing;	/* frame per guest page, NIL_FRAME = none */
-	uint8_t *huge;		/* per 2 MiB range: backed by one order-9 block */
+	uint8_t *huge;		/* per 2 MiB range: enum range_backing */
 	uint16_t *populated;	/* per 2 MiB range: pages backed */
 };
 
@@ -198,6 +205,9 @@ uint64_t vm_stall_percentile(struct vm *vm, double pct);
 /* Pages backed in the aligned 2 MiB range at @gpa (0..512), -1 if none. */
 int vm_range_populated(struct vm *vm, uint64_t gpa, bool *huge);
 /* Bytes backed by 2 MiB blocks, by our bookkeeping. */
+/* Bytes of RAM on one order-9 block each (assembled), and of those, the
+ * bytes MADV_COLLAPSE said it mapped by a PMD. */
+uint64_t vm_block_bytes(struct vm *vm);
 uint64_t vm_huge_bytes(struct vm *vm);
 /*
  * The kernel's view: ShmemPmdMapped of the VM's windows in

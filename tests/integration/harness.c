@@ -166,3 +166,19 @@ int sh(char *out, size_t outlen, const char *fmt, ...)
 	status = pclose(p);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+long long smaps_pmd_kb(int pid)
+{
+	char path[64], line[256];
+	long long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "ShmemPmdMapped: %lld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}

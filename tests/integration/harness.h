@@ -39,6 +39,8 @@ int run_payload(struct pool *pool, const struct vm_config *cfg,
 /* True when every frame of the pool is free again. */
 bool pool_is_whole(struct pool *pool);
 bool console_has(struct run_result *res, const char *needle);
+/* ShmemPmdMapped of a process, from the kernel (smaps_rollup); -1: unknown. */
+long long smaps_pmd_kb(int pid);
 
 /* The gpmm binary (GPMM env, else build/gpmm) with a private run dir. */
 const char *gpmm_bin(void);

@@ -164,6 +164,9 @@ static void test_assemble_ranges_live(void)
 		CU_ASSERT_EQUAL(vm_gpa_to_frame(vm, 0x400000 + i * 4096),
 				vm_gpa_to_frame(vm, 0x400000) + (long)i);
 	CU_ASSERT_EQUAL(vm_gpa_to_frame(vm, 0x400000) % 512, 0);
+	/* the kernel's account (this process's smaps) against the bookkeeping */
+	CU_ASSERT_EQUAL(smaps_pmd_kb(getpid()) * 1024, (long long)vm_huge_bytes(vm));
+	CU_ASSERT_EQUAL(vm_block_bytes(vm), 4ULL << 21);
 	usleep(300000);	/* the guest keeps writing over the new backings */
 	/* back to 4 KiB, then a single page moves on its own */
 	CU_ASSERT_EQUAL(vm_split_range(vm, 0x400000), 0);
