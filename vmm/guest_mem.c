@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "vmm/guest_mem.h"
+#include "vmm/migrate.h"
 #include "vmm/vcpu.h"
 
 #define HUGE_SIZE	(2ULL << 20)
@@ -336,14 +337,19 @@ static void *uffd_thread_fn(void *arg)
 
 	for (;;) {
 		struct uffd_msg msg[16];
-		ssize_t n;
+		uint64_t before = vm_now_ns();
+		ssize_t n = read(vm->uffd, msg, sizeof(msg));
 
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
-			break;
-		if (pfd[1].revents)
-			break;
-		n = read(vm->uffd, msg, sizeof(msg));
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		if (n < 0 && errno == EAGAIN) {
+			/* the queue was empty when this read began */
+			migrate_fault_queue_empty(vm, before);
+			if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+				break;
+			if (pfd[1].revents)
+				break;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;

@@ -23,7 +23,5 @@ int gmem_map(struct vm *vm, uint8_t *hva, uint64_t frame, uint64_t len);
 void gmem_free_frame(struct vm *vm, struct mm_pcp *pcp, uint64_t frame);
 int __gmem_populate(struct vm *vm, struct vm_region *r, uint64_t idx,
 		    struct mm_pcp *pcp);
-/* uffd write-protect faults go here (migrate.c) */
-void migrate_wp_fault(struct vm *vm, uint64_t addr);
 
 #endif

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "vmm/guest_mem.h"
+#include "vmm/migrate.h"
 #include "vmm/samples.h"
 #include "vmm/vm.h"
 
@@ -39,21 +40,54 @@
 #define HUGE_BYTES	(2ULL << 20)
 #define COLLAPSE_TRIES	20
 
-/* Called by the fault thread: a writer hit a protected page. */
+static void record_stall(struct vm *vm, uint64_t ns)
+{
+	vm->mig.stall_ns[vm->mig.nr_stalls++ % VM_STALL_SAMPLES] = ns;
+}
+
+/* mig.lock held: the earliest moment a write now seen can have happened. */
+static uint64_t __earliest_fault(struct vm *vm)
+{
+	uint64_t t = vm->mig.drained_ns;
+
+	return vm->mig.first_open_ns > t ? vm->mig.first_open_ns : t;
+}
+
+/*
+ * Called by the fault thread: a writer hit a protected page. When its
+ * window has closed already, the writer was woken then (release() wakes
+ * the whole range): its stall ended at that moment and is counted now.
+ */
 void migrate_wp_fault(struct vm *vm, uint64_t addr)
 {
 	struct uffdio_range range = { .start = addr, .len = MM_PAGE_SIZE };
+	uint64_t earliest;
 	bool ours;
 
 	pthread_mutex_lock(&vm->mig.lock);
 	ours = vm->mig.len && addr >= vm->mig.start &&
 	       addr - vm->mig.start < vm->mig.len;
-	if (ours && vm->mig.nr_waiting < 64)
-		vm->mig.waiting[vm->mig.nr_waiting++] = vm_now_ns();
+	earliest = __earliest_fault(vm);
+	if (!ours)
+		record_stall(vm, vm->mig.released_ns > earliest ?
+				 vm->mig.released_ns - earliest : 0);
+	else if (vm->mig.nr_waiting < VM_MAX_WAITERS)
+		vm->mig.waiting[vm->mig.nr_waiting++] = earliest;
+	else
+		vm->mig.stalls_unrecorded++;
 	pthread_mutex_unlock(&vm->mig.lock);
 	/* the migration is over already: its page is writable again */
 	if (!ours)
 		ioctl(vm->uffd, UFFDIO_WAKE, &range);
+}
+
+/* Called by the fault thread each time it has emptied its queue. */
+void migrate_fault_queue_empty(struct vm *vm, uint64_t when)
+{
+	pthread_mutex_lock(&vm->mig.lock);
+	vm->mig.drained_ns = when;
+	vm->mig.first_open_ns = 0;
+	pthread_mutex_unlock(&vm->mig.lock);
 }
 
 /*
@@ -131,6 +165,8 @@ static int protect(struct vm *vm, uint64_t start, uint64_t len)
 	vm->mig.start = start;
 	vm->mig.len = len;
 	vm->mig.nr_waiting = 0;
+	if (!vm->mig.first_open_ns)
+		vm->mig.first_open_ns = vm_now_ns();
 	pthread_mutex_unlock(&vm->mig.lock);
 	if (ioctl(vm->uffd, UFFDIO_REGISTER, &reg) < 0)
 		ret = -errno;
@@ -163,9 +199,9 @@ static void release(struct vm *vm)
 	if (range.len)
 		window_priority(range.len, false);
 	pthread_mutex_lock(&vm->mig.lock);
+	vm->mig.released_ns = now;
 	for (unsigned int i = 0; i < vm->mig.nr_waiting; i++)
-		vm->mig.stall_ns[vm->mig.nr_stalls++ % VM_STALL_SAMPLES] =
-			now - vm->mig.waiting[i];
+		record_stall(vm, now > vm->mig.waiting[i] ? now - vm->mig.waiting[i] : 0);
 	vm->mig.nr_waiting = 0;
 	pthread_mutex_unlock(&vm->mig.lock);
 }

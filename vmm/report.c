@@ -222,6 +222,11 @@ static json_t *vm_json(struct vm *vm, const struct walk *w, uint8_t *touched)
 		"stall_p50_us", vm_stall_percentile(vm, 50) / 1e3,
 		"stall_p99_us", vm_stall_percentile(vm, 99) / 1e3,
 		"range_max_us", (json_int_t)(m->range_ns_max / 1000)));
+	/* a stall is timed from the earliest moment its write can have happened */
+	json_object_set_new(json_object_get(j, "migrations"), "stall_timed_from",
+			    json_string("earliest possible fault (an upper bound)"));
+	json_object_set_new(json_object_get(j, "migrations"), "stalls_unrecorded",
+			    json_integer((json_int_t)vm->mig.stalls_unrecorded));
 	json_object_set_new(j, "assembly", json_pack(
 		"{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 		"enabled", vm->cfg.huge, "ranges", (json_int_t)ranges,

@@ -64,14 +64,30 @@ struct vm_region {
 
 #define VM_STALL_SAMPLES	65536
 
-/* Live migration bookkeeping (migrate.c). */
+/*
+ * A write-protect fault reaches us only when the fault thread reads its
+ * message, later than the write itself; there is no timestamp in it. So a
+ * stall is timed from the earliest moment the write can have happened:
+ * after the fault thread last emptied the queue, and after the first
+ * window opened since then (the page was writable before). That bound
+ * makes each recorded stall at least as long as the real one, never
+ * shorter. Each blocked thread sends one message, so a window has at most
+ * one waiter per thread that touches guest RAM (vCPUs, devices): waiting[]
+ * holds that many; the rest would be counted in stalls_unrecorded.
+ */
+#define VM_MAX_WAITERS	(VM_MAX_CPUS + 16)
+
 struct vm_migration {
-	pthread_mutex_t lock;	/* range and waiters; the fault thread takes it */
+	pthread_mutex_t lock;	/* all below; the fault thread takes it */
 	uint64_t start, len;	/* host range write-protected now, len 0: none */
-	uint64_t waiting[64];	/* when each blocked write was seen, ns */
+	uint64_t first_open_ns;	/* first window opened since the queue was emptied */
+	uint64_t drained_ns;	/* when the fault thread last emptied its queue */
+	uint64_t released_ns;	/* when the last window closed (its writers woken) */
+	uint64_t waiting[VM_MAX_WAITERS];	/* earliest fault time of each waiter */
 	unsigned int nr_waiting;
 	uint64_t stall_ns[VM_STALL_SAMPLES];	/* ring of recent stalls */
 	uint64_t nr_stalls;
+	uint64_t stalls_unrecorded;	/* waiters beyond waiting[] */
 	bool wp_supported;
 	bool unsafe_no_wp;	/* copy + remap only: to measure what WP saves */
 	uint32_t hold_us;	/* tests: hold each window until a write waits, or this long */
