@@ -9,8 +9,17 @@ ifeq ($(SANITIZE),1)
 BUILD      := build/san
 SANFLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 endif
+# TSAN=1: ThreadSanitizer over the concurrent suites (allocator, pcp,
+# compaction, owners, lumpy, stress) and the integration suites.
+ifeq ($(TSAN),1)
+BUILD      := build/tsan
+SANFLAGS   := -fsanitize=thread -fno-omit-frame-pointer
+endif
 
-CC         ?= gcc
+# make's own default CC is cc; gcc is what the build is tested with
+ifeq ($(origin CC),default)
+CC         := gcc
+endif
 WERROR     ?= 1
 CFLAGS     := -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow \
               -Wstrict-prototypes -Wno-missing-field-initializers -MMD -MP -pthread -I. $(SANFLAGS)
@@ -90,14 +99,22 @@ all: $(GPMM) guests
 
 include guests/Makefile.inc
 
-# A fresh machine needs nothing by hand: install what is missing, once.
+# A fresh machine needs nothing by hand: install what is missing, once (the
+# stamp build/.deps-ok skips the check afterwards). Says what it installs,
+# and why it cannot where it cannot (not Debian, not root).
 deps: $(DEPS_OK)
 $(DEPS_OK):
 	@missing=""; for p in $(PKGS); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	  echo "deps: installing from Debian:$$missing"; \
+	  if ! command -v apt-get >/dev/null; then \
+	    echo "deps: no apt-get here (not Debian?): install these by hand:$$missing" >&2; exit 1; fi; \
+	  if [ "$$(id -u)" != 0 ]; then \
+	    echo "deps: not root: run 'sudo apt-get install$$missing', or make as root" >&2; exit 1; fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >build.apt.log 2>&1 || \
+	    { echo "deps: apt-get install failed; its output:" >&2; tail -20 build.apt.log >&2; rm -f build.apt.log; exit 1; }; \
+	  rm -f build.apt.log; \
 	fi
 	@mkdir -p build && touch $@
 

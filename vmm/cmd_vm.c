@@ -147,6 +147,13 @@ static int run_foreground(struct vm_config *cfg)
 	char err[512];
 	int ret;
 
+	/* what no VM can run without, first: not a socket path's permissions */
+	if (!host_has(HOST_KVM) || !host_has(HOST_UFFD)) {
+		enum host_cap_id id = host_has(HOST_KVM) ? HOST_UFFD : HOST_KVM;
+
+		fprintf(stderr, "gpmm run: %s\n", host_caps()->cap[id].detail);
+		return 1;
+	}
 	host_caps_print_missing(stderr, "gpmm run: host: ");
 	warn_map_count(cfg);
 	if (!cfg->qmp_path[0])

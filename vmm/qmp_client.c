@@ -10,12 +10,26 @@
 
 #include "vmm/qmp_client.h"
 
+/*
+ * Where QMP sockets live: $GPMM_RUN_DIR, else /run/gpmm when we may write
+ * there (root), else $XDG_RUNTIME_DIR/gpmm (a user's own runtime dir),
+ * else /tmp/gpmm-UID. A non-root user thus reaches the real problem (KVM
+ * or userfaultfd permissions) instead of "Permission denied" on /run.
+ */
 const char *gpmm_run_dir(void)
 {
-	const char *dir = getenv("GPMM_RUN_DIR");
+	static char dir[256];
+	const char *env = getenv("GPMM_RUN_DIR"), *xdg = getenv("XDG_RUNTIME_DIR");
 
-	if (!dir || !*dir)
-		dir = "/run/gpmm";
+	if (env && *env)
+		snprintf(dir, sizeof(dir), "%s", env);
+	else if ((mkdir("/run/gpmm", 0700) == 0 || errno == EEXIST) &&
+		 access("/run/gpmm", W_OK | X_OK) == 0)
+		snprintf(dir, sizeof(dir), "/run/gpmm");
+	else if (xdg && *xdg)
+		snprintf(dir, sizeof(dir), "%s/gpmm", xdg);
+	else
+		snprintf(dir, sizeof(dir), "/tmp/gpmm-%u", (unsigned int)getuid());
 	mkdir(dir, 0700);
 	return dir;
 }
