@@ -10,11 +10,9 @@
 #include <string.h>
 
 #include "devices/device.h"
+#include "guests/abi.h"
 #include "vmm/vm.h"
 
-#define POST_PORT	0x80
-#define EXIT_PORT	0x501
-#define CHECKPOINT_PORT	0x502
 
 static uint32_t port_value(const uint8_t *data, unsigned int len)
 {
@@ -67,11 +65,11 @@ static int debugport_init(struct vm *vm, void **priv)
 {
 	int err;
 
-	err = dev_register_pio(&vm->bus, "post", POST_PORT, 1, post_io, NULL);
+	err = dev_register_pio(&vm->bus, "post", GPMM_POST_PORT, 1, post_io, NULL);
 	if (!err)
-		err = dev_register_pio(&vm->bus, "exit", EXIT_PORT, 1, exit_io, NULL);
+		err = dev_register_pio(&vm->bus, "exit", GPMM_EXIT_PORT, 1, exit_io, NULL);
 	if (!err)
-		err = dev_register_pio(&vm->bus, "checkpoint", CHECKPOINT_PORT, 1,
+		err = dev_register_pio(&vm->bus, "checkpoint", GPMM_CHECKPOINT_PORT, 1,
 				       checkpoint_io, NULL);
 	return err;
 }

@@ -29,6 +29,7 @@
 #define MM_MAX_ORDER		11	/* orders 0 .. MM_MAX_ORDER - 1 */
 #define MM_PAGEBLOCK_ORDER	9	/* 2 MiB: the unit of grouping */
 #define MM_PAGEBLOCK_PAGES	(1UL << MM_PAGEBLOCK_ORDER)
+#define MM_PAGEBLOCK_SHIFT	(MM_PAGEBLOCK_ORDER + MM_PAGE_SHIFT)	/* bytes */
 #define MM_PAGEBLOCK_SIZE	(MM_PAGEBLOCK_PAGES << MM_PAGE_SHIFT)
 #define MM_DEFAULT_POOL_SIZE	(1UL << 30)
 #define MM_NO_OWNER		0

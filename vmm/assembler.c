@@ -18,7 +18,6 @@
 
 #define MAX_VMS		256
 #define NSEC_PER_SEC	1000000000ULL
-#define HUGE_BYTES	(2ULL << 20)
 
 struct assembler {
 	pthread_t thread;
@@ -69,9 +68,9 @@ static bool ready(struct vm *vm, uint64_t gpa)
 
 	if (n <= 0 || huge)
 		return false;
-	if (n < 512 && vm->cfg.huge_fill)
-		return vm_guest_ptr(vm, gpa, HUGE_BYTES) != NULL;
-	return n == 512;
+	if (n < (int)MM_PAGEBLOCK_PAGES && vm->cfg.huge_fill)
+		return vm_guest_ptr(vm, gpa, MM_PAGEBLOCK_SIZE) != NULL;
+	return n == (int)MM_PAGEBLOCK_PAGES;
 }
 
 static unsigned int pass_budget(struct vm *vm, uint64_t left)
@@ -81,7 +80,7 @@ static unsigned int pass_budget(struct vm *vm, uint64_t left)
 	for (unsigned int i = 0; i < vm->nr_regions && left; i++) {
 		struct vm_region *r = &vm->regions[i];
 
-		for (uint64_t g = r->gpa; g < r->gpa + r->size && left; g += HUGE_BYTES) {
+		for (uint64_t g = r->gpa; g < r->gpa + r->size && left; g += MM_PAGEBLOCK_SIZE) {
 			if (vm->stopping || !below_target(vm))
 				return done;
 			if (!ready(vm, g))

@@ -64,7 +64,7 @@ static int build_gdt(struct vm *vm)
 
 static int read_payload(struct vm *vm, const char *path, char *err, size_t errlen)
 {
-	uint64_t room = vm->regions[0].size - BOOT_LOAD_ADDR;
+	uint64_t room = vm->regions[0].size - GPMM_PAYLOAD_BASE;
 	struct stat st;
 	ssize_t n;
 	void *dst;
@@ -88,7 +88,7 @@ static int read_payload(struct vm *vm, const char *path, char *err, size_t errle
 			 (unsigned long long)(vm->cfg.ram_bytes >> 20));
 		goto out;
 	}
-	dst = vm_guest_ptr(vm, BOOT_LOAD_ADDR, st.st_size);
+	dst = vm_guest_ptr(vm, GPMM_PAYLOAD_BASE, st.st_size);
 	if (!dst) {
 		ret = -ENOMEM;
 		snprintf(err, errlen, "the pool cannot back the kernel image");
@@ -109,7 +109,7 @@ int boot_load_flat(struct vm *vm, const char *path, char *err, size_t errlen)
 {
 	int ret;
 
-	if (vm->regions[0].size <= BOOT_LOAD_ADDR) {
+	if (vm->regions[0].size <= GPMM_PAYLOAD_BASE) {
 		snprintf(err, errlen, "RAM must be larger than 1 MiB for a flat payload");
 		return -EINVAL;
 	}

@@ -3,17 +3,17 @@
 #ifndef GPMM_BOOT_H
 #define GPMM_BOOT_H
 
+#include "guests/abi.h"	/* the payload protocol: load address, stacks, ports */
+
 #include <stddef.h>
 #include <stdint.h>
 
 struct vm;
 
-#define BOOT_LOAD_ADDR		0x100000ULL
 #define BOOT_GDT_ADDR		0x500ULL
 #define BOOT_PML4_ADDR		0x1000ULL
 #define BOOT_PDPT_ADDR		0x2000ULL
 #define BOOT_PD_ADDR		0x3000ULL
-#define BOOT_STACK_PER_CPU	0x4000ULL
 #define BOOT_SEL_CODE		0x08
 #define BOOT_SEL_DATA		0x10
 

@@ -128,16 +128,12 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
  */
 static void warn_map_count(const struct vm_config *cfg)
 {
-	FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
-	unsigned long long max = 0, pages = cfg->ram_bytes >> MM_PAGE_SHIFT;
+	unsigned long long max = host_max_map_count(), pages = cfg->ram_bytes >> MM_PAGE_SHIFT;
 
-	if (!f)
-		return;
-	if (fscanf(f, "%llu", &max) == 1 && pages > max / 2)
+	if (max && pages > max / 2)
 		fprintf(stderr, "gpmm run: note: %llu guest pages against vm.max_map_count = %llu;"
 			" if guest memory ends up scattered the host may run out of mappings"
 			" (raise it with sysctl vm.max_map_count)\n", pages, max);
-	fclose(f);
 }
 
 static int run_foreground(struct vm_config *cfg)

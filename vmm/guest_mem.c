@@ -31,7 +31,6 @@
 #include "vmm/migrate.h"
 #include "vmm/vcpu.h"
 
-#define HUGE_SIZE	(2ULL << 20)
 
 /* Below 3 GiB in one region; above that the rest goes over 4 GiB. */
 static void layout_regions(struct vm *vm)
@@ -50,16 +49,16 @@ static void layout_regions(struct vm *vm)
 
 static uint8_t *reserve_window(uint64_t size)
 {
-	uint8_t *p = mmap(NULL, size + HUGE_SIZE, PROT_READ | PROT_WRITE,
+	uint8_t *p = mmap(NULL, size + MM_PAGEBLOCK_SIZE, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	uint8_t *aligned;
 
 	if (p == MAP_FAILED)
 		return NULL;
-	aligned = (uint8_t *)(((uintptr_t)p + HUGE_SIZE - 1) & ~(HUGE_SIZE - 1));
+	aligned = (uint8_t *)(((uintptr_t)p + MM_PAGEBLOCK_SIZE - 1) & ~(MM_PAGEBLOCK_SIZE - 1));
 	if (aligned > p)
 		munmap(p, aligned - p);
-	munmap(aligned + size, p + HUGE_SIZE - aligned);
+	munmap(aligned + size, p + MM_PAGEBLOCK_SIZE - aligned);
 	return aligned;
 }
 
@@ -84,8 +83,8 @@ int gmem_init(struct vm *vm, char *err, size_t errlen)
 		int ret;
 
 		r->backing = malloc(pages * sizeof(*r->backing));
-		r->huge = calloc((pages >> 9) + 1, 1);
-		r->populated = calloc((pages >> 9) + 1, sizeof(*r->populated));
+		r->huge = calloc((pages >> MM_PAGEBLOCK_ORDER) + 1, 1);
+		r->populated = calloc((pages >> MM_PAGEBLOCK_ORDER) + 1, sizeof(*r->populated));
 		r->hva = reserve_window(r->size);
 		if (!r->backing || !r->huge || !r->populated || !r->hva) {
 			snprintf(err, errlen, "cannot reserve %llu MiB of address space",
@@ -172,7 +171,7 @@ int __gmem_populate(struct vm *vm, struct vm_region *r, uint64_t idx,
 	r->backing[idx] = (uint32_t)frame;
 	vm->pool->gpa_of[frame] = r->gpa + (idx << MM_PAGE_SHIFT) + 1;
 	__atomic_add_fetch(&vm->stats.populated_pages, 1, __ATOMIC_RELAXED);
-	r->populated[idx >> 9]++;
+	r->populated[idx >> MM_PAGEBLOCK_ORDER]++;
 	return 0;
 }
 
@@ -252,7 +251,7 @@ int vm_remap_page(struct vm *vm, uint64_t gpa, uint64_t new_frame)
 	idx = (gpa - r->gpa) >> MM_PAGE_SHIFT;
 	pthread_mutex_lock(&vm->mem_lock);
 	old = r->backing[idx];
-	if (old == NIL_FRAME || r->huge[idx >> 9]) {
+	if (old == NIL_FRAME || r->huge[idx >> MM_PAGEBLOCK_ORDER]) {
 		ret = old == NIL_FRAME ? -ENOENT : -EBUSY;
 		goto out;
 	}
@@ -482,7 +481,7 @@ void gmem_destroy(struct vm *vm)
 				continue;
 			vm->pool->gpa_of[frame] = 0;
 			/* a 2 MiB backing is one order-9 block: free it once */
-			if (!r->huge[idx >> 9] || !(idx & 511))
+			if (!r->huge[idx >> MM_PAGEBLOCK_ORDER] || !(idx & (MM_PAGEBLOCK_PAGES - 1)))
 				release_frame(vm, frame);
 		}
 		if (r->hva)

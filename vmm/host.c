@@ -28,6 +28,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "mm/mm.h"
 #include "vmm/host.h"
 #include "vmm/kvm.h"
 
@@ -35,8 +36,6 @@
 #define MADV_COLLAPSE	25
 #endif
 
-#define PAGE		4096UL
-#define HUGE		(2UL << 20)
 #define COLLAPSE_TRIES	20
 
 typedef enum host_level (*host_probe_fn)(char *detail, size_t len);
@@ -120,11 +119,11 @@ static int scratch_map(struct scratch *s, size_t len, bool scatter)
 	if (s->va > res)
 		munmap(res, (size_t)(s->va - res));
 	munmap(s->va + len, (size_t)(res + 2 * len - (s->va + len)));
-	for (size_t off = 0; off < len; off += scatter ? PAGE : len) {
+	for (size_t off = 0; off < len; off += scatter ? MM_PAGE_SIZE : len) {
 		/* scattered: page i on page i of the file's second half, reversed */
-		off_t at = scatter ? (off_t)(2 * len - PAGE - off) : 0;
+		off_t at = scatter ? (off_t)(2 * len - MM_PAGE_SIZE - off) : 0;
 
-		if (mmap(s->va + off, scatter ? PAGE : len, PROT_READ | PROT_WRITE,
+		if (mmap(s->va + off, scatter ? MM_PAGE_SIZE : len, PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_FIXED, s->memfd, at) == MAP_FAILED)
 			goto fail;
 	}
@@ -157,7 +156,7 @@ static int uffd_wp_try(uint64_t len, bool span, char *d, size_t dlen)
 		snprintf(d, dlen, "UFFD_FEATURE_WP_HUGETLBFS_SHMEM: %s", strerror(-fd));
 		return fd;
 	}
-	ret = scratch_map(&s, span ? 2 * PAGE : PAGE, span);
+	ret = scratch_map(&s, span ? 2 * MM_PAGE_SIZE : MM_PAGE_SIZE, span);
 	if (!ret) {
 		struct uffdio_register reg = {
 			.range = { (uintptr_t)s.va, s.len },
@@ -185,7 +184,7 @@ static int uffd_wp_try(uint64_t len, bool span, char *d, size_t dlen)
 
 static enum host_level probe_uffd_wp_shmem(char *d, size_t len)
 {
-	if (uffd_wp_try(PAGE, false, d, len))
+	if (uffd_wp_try(MM_PAGE_SIZE, false, d, len))
 		return HOST_MISSING;
 	snprintf(d, len, "write-protect of shared memory works");
 	return HOST_OK;
@@ -193,7 +192,7 @@ static enum host_level probe_uffd_wp_shmem(char *d, size_t len)
 
 static enum host_level probe_uffd_wp_span(char *d, size_t len)
 {
-	int ret = uffd_wp_try(2 * PAGE, true, d, len);
+	int ret = uffd_wp_try(2 * MM_PAGE_SIZE, true, d, len);
 
 	if (ret == -ENOENT)
 		return HOST_LIMITED;
@@ -207,7 +206,7 @@ static enum host_level probe_uffd_wp_span(char *d, size_t len)
 static int collapse(uint8_t *va)
 {
 	for (int i = 1;; i++) {
-		if (madvise(va, HUGE, MADV_COLLAPSE) == 0)
+		if (madvise(va, MM_PAGEBLOCK_SIZE, MADV_COLLAPSE) == 0)
 			return 0;
 		if (errno != EAGAIN || i == COLLAPSE_TRIES)
 			return -errno;
@@ -245,13 +244,13 @@ static enum host_level probe_collapse(char *d, size_t len)
 {
 	struct scratch s;
 	long kb;
-	int ret = scratch_map(&s, HUGE, false);
+	int ret = scratch_map(&s, MM_PAGEBLOCK_SIZE, false);
 
 	if (ret) {
 		snprintf(d, len, "scratch mapping: %s", strerror(-ret));
 		return HOST_MISSING;
 	}
-	memset(s.va, 1, HUGE);
+	memset(s.va, 1, MM_PAGEBLOCK_SIZE);
 	ret = collapse(s.va);
 	kb = smaps_pmd_kb(s.va);
 	scratch_unmap(&s);
@@ -295,17 +294,27 @@ static enum host_level probe_thp(char *d, size_t len)
 	return strstr(shmem, "[deny]") ? HOST_MISSING : HOST_OK;
 }
 
-static enum host_level probe_max_map_count(char *d, size_t len)
+uint64_t host_max_map_count(void)
 {
 	char v[32];
-	unsigned long n;
+	unsigned long long n;
 
-	if (read_line("/proc/sys/vm/max_map_count", v, sizeof(v)) || sscanf(v, "%lu", &n) != 1) {
+	if (read_line("/proc/sys/vm/max_map_count", v, sizeof(v)) || sscanf(v, "%llu", &n) != 1)
+		return 0;
+	return n;
+}
+
+static enum host_level probe_max_map_count(char *d, size_t len)
+{
+	uint64_t n = host_max_map_count();
+
+	if (!n) {
 		snprintf(d, len, "cannot read /proc/sys/vm/max_map_count");
 		return HOST_LIMITED;
 	}
-	snprintf(d, len, "%lu: a process holds at most ~%lu MiB of guest RAM on scattered "
-		 "4 KiB frames (a 2 MiB backing is one mapping)", n, n * PAGE >> 20);
+	snprintf(d, len, "%llu: a process holds at most ~%llu MiB of guest RAM on scattered "
+		 "4 KiB frames (a 2 MiB backing is one mapping)", (unsigned long long)n,
+		 (unsigned long long)(n * MM_PAGE_SIZE >> 20));
 	return HOST_OK;
 }
 

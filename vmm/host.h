@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 enum host_cap_id {
@@ -51,5 +52,7 @@ void host_caps_print_missing(FILE *f, const char *prefix);
 /* The whole table (gpmm host-check). */
 void host_caps_print(FILE *f, const struct host_report *rep);
 json_t *host_caps_json(const struct host_report *rep);
+/* The host's cap on mappings per process (vm.max_map_count), 0: unknown. */
+uint64_t host_max_map_count(void);
 
 #endif

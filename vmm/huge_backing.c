@@ -37,7 +37,7 @@ static uint64_t bytes_at_least(struct vm *vm, enum range_backing min)
 
 	pthread_mutex_lock(&vm->mem_lock);
 	for (unsigned int i = 0; i < vm->nr_regions; i++)
-		for (uint64_t g = 0; g < vm->regions[i].size >> 21; g++)
+		for (uint64_t g = 0; g < vm->regions[i].size >> MM_PAGEBLOCK_SHIFT; g++)
 			bytes += vm->regions[i].huge[g] >= min ? MM_PAGEBLOCK_SIZE : 0;
 	pthread_mutex_unlock(&vm->mem_lock);
 	return bytes;
@@ -89,18 +89,4 @@ int64_t vm_huge_bytes_kernel(struct vm *vm, uint64_t *mappings)
 	}
 	fclose(f);
 	return kb * 1024;
-}
-
-/* The host's cap on mappings per process, or 0 if it cannot be read. */
-uint64_t vm_max_map_count(void)
-{
-	FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
-	unsigned long long v = 0;
-
-	if (f) {
-		if (fscanf(f, "%llu", &v) != 1)
-			v = 0;
-		fclose(f);
-	}
-	return v;
 }

@@ -36,8 +36,6 @@
 #define MADV_COLLAPSE	25
 #endif
 
-#define HUGE_PAGES	512
-#define HUGE_BYTES	(2ULL << 20)
 #define COLLAPSE_TRIES	20
 
 static void record_stall(struct vm *vm, uint64_t ns)
@@ -264,7 +262,7 @@ static int __migrate_page(struct vm *vm, struct vm_region *r, uint64_t idx,
 
 	if (from == NIL_FRAME)
 		return -ENOENT;
-	if (r->huge[idx / HUGE_PAGES] ||
+	if (r->huge[idx / MM_PAGEBLOCK_PAGES] ||
 	    (mm_frame_info(vm->pool->mm, from, &info) == 0 && info.pins))
 		return -EBUSY;
 	ret = protect(vm, (uintptr_t)hva, MM_PAGE_SIZE);
@@ -352,11 +350,11 @@ static int __range_ready(struct vm *vm, struct vm_region *r, uint64_t idx0)
 	size_t unallocated = 0;
 	long pinned;
 
-	for (uint64_t i = 0; i < HUGE_PAGES; i++)
+	for (uint64_t i = 0; i < MM_PAGEBLOCK_PAGES; i++)
 		if (r->backing[idx0 + i] == NIL_FRAME)
 			return -ENOENT;
 	/* one lock round for the 512 frames, not 512 (mm_frame_info each) */
-	pinned = mm_frames_pinned(vm->pool->mm, &r->backing[idx0], HUGE_PAGES, &unallocated);
+	pinned = mm_frames_pinned(vm->pool->mm, &r->backing[idx0], MM_PAGEBLOCK_PAGES, &unallocated);
 	if (pinned < 0)
 		return (int)pinned;
 	return pinned || unallocated ? -EBUSY : 0;
@@ -372,30 +370,30 @@ static int __assemble(struct vm *vm, struct vm_region *r, uint64_t idx0,
 {
 	uint8_t *hva = r->hva + (idx0 << MM_PAGE_SHIFT);
 	uint64_t gpa = r->gpa + (idx0 << MM_PAGE_SHIFT);
-	uint32_t old[HUGE_PAGES];
+	uint32_t old[MM_PAGEBLOCK_PAGES];
 	int ret;
 
-	ret = protect(vm, (uintptr_t)hva, HUGE_BYTES);
+	ret = protect(vm, (uintptr_t)hva, MM_PAGEBLOCK_SIZE);
 	if (ret)
 		return ret;
-	for (uint64_t i = 0; i < HUGE_PAGES; i++) {
+	for (uint64_t i = 0; i < MM_PAGEBLOCK_PAGES; i++) {
 		old[i] = r->backing[idx0 + i];
 		memcpy(pool_frame_ptr(vm->pool, block + i),
 		       pool_frame_ptr(vm->pool, old[i]), MM_PAGE_SIZE);
 	}
-	ret = gmem_map(vm, hva, block, HUGE_BYTES);
-	for (uint64_t i = 0; ret && i < HUGE_PAGES; i++)
+	ret = gmem_map(vm, hva, block, MM_PAGEBLOCK_SIZE);
+	for (uint64_t i = 0; ret && i < MM_PAGEBLOCK_PAGES; i++)
 		gmem_map(vm, hva + (i << MM_PAGE_SHIFT), old[i], MM_PAGE_SIZE);
 	release(vm);
 	if (ret)
 		return ret;
-	for (uint64_t i = 0; i < HUGE_PAGES; i++) {
+	for (uint64_t i = 0; i < MM_PAGEBLOCK_PAGES; i++) {
 		r->backing[idx0 + i] = (uint32_t)(block + i);
 		vm->pool->gpa_of[old[i]] = 0;
 		vm->pool->gpa_of[block + i] = gpa + (i << MM_PAGE_SHIFT) + 1;
 		gmem_free_frame(vm, NULL, old[i]);
 	}
-	r->huge[idx0 / HUGE_PAGES] = RANGE_BLOCK;
+	r->huge[idx0 / MM_PAGEBLOCK_PAGES] = RANGE_BLOCK;
 	return 0;
 }
 
@@ -410,7 +408,7 @@ static int __assemble(struct vm *vm, struct vm_region *r, uint64_t idx0,
 static int collapse_range(uint8_t *hva)
 {
 	for (int i = 1;; i++) {
-		if (madvise(hva, HUGE_BYTES, MADV_COLLAPSE) == 0)
+		if (madvise(hva, MM_PAGEBLOCK_SIZE, MADV_COLLAPSE) == 0)
 			return 0;
 		if (errno != EAGAIN || i == COLLAPSE_TRIES)
 			return -errno;
@@ -420,15 +418,15 @@ static int collapse_range(uint8_t *hva)
 
 int vm_assemble_range(struct vm *vm, uint64_t gpa)
 {
-	struct vm_region *r = gmem_region(vm, gpa, HUGE_BYTES);
+	struct vm_region *r = gmem_region(vm, gpa, MM_PAGEBLOCK_SIZE);
 	uint64_t idx0, t0 = vm_now_ns();
 	long block;
 	int ret;
 
-	if (!r || (gpa & (HUGE_BYTES - 1)) || ((gpa - r->gpa) & (HUGE_BYTES - 1)))
+	if (!r || (gpa & (MM_PAGEBLOCK_SIZE - 1)) || ((gpa - r->gpa) & (MM_PAGEBLOCK_SIZE - 1)))
 		return -EINVAL;
 	idx0 = (gpa - r->gpa) >> MM_PAGE_SHIFT;
-	if (r->huge[idx0 / HUGE_PAGES])
+	if (r->huge[idx0 / MM_PAGEBLOCK_PAGES])
 		return -EALREADY;
 	/* before mem_lock: direct compaction may call back into this VM */
 	block = mm_alloc(vm->pool->mm, NULL, MM_PAGEBLOCK_ORDER, MIGRATE_MOVABLE,
@@ -438,7 +436,7 @@ int vm_assemble_range(struct vm *vm, uint64_t gpa)
 		return (int)block;
 	}
 	pthread_mutex_lock(&vm->mem_lock);
-	ret = r->huge[idx0 / HUGE_PAGES] ? -EALREADY : __range_ready(vm, r, idx0);
+	ret = r->huge[idx0 / MM_PAGEBLOCK_PAGES] ? -EALREADY : __range_ready(vm, r, idx0);
 	if (!ret)
 		ret = __assemble(vm, r, idx0, block);
 	pthread_mutex_unlock(&vm->mem_lock);
@@ -453,13 +451,13 @@ int vm_assemble_range(struct vm *vm, uint64_t gpa)
 	if (ret) {
 		vm->migstats.collapse_errno = -ret;
 		vm->migstats.collapse_fail++;
-	} else if (r->huge[idx0 / HUGE_PAGES] == RANGE_BLOCK) {
-		r->huge[idx0 / HUGE_PAGES] = RANGE_PMD;	/* not split meanwhile */
+	} else if (r->huge[idx0 / MM_PAGEBLOCK_PAGES] == RANGE_BLOCK) {
+		r->huge[idx0 / MM_PAGEBLOCK_PAGES] = RANGE_PMD;	/* not split meanwhile */
 	}
 	pthread_mutex_unlock(&vm->mem_lock);
 	vm->migstats.ranges_assembled++;
-	vm->migstats.pages += HUGE_PAGES;
-	vm->migstats.bytes += HUGE_BYTES;
+	vm->migstats.pages += MM_PAGEBLOCK_PAGES;
+	vm->migstats.bytes += MM_PAGEBLOCK_SIZE;
 	t0 = vm_now_ns() - t0;
 	if (t0 > vm->migstats.range_ns_max)
 		vm->migstats.range_ns_max = t0;
@@ -472,18 +470,18 @@ int vm_assemble_range(struct vm *vm, uint64_t gpa)
  */
 int vm_split_range(struct vm *vm, uint64_t gpa)
 {
-	struct vm_region *r = gmem_region(vm, gpa, HUGE_BYTES);
+	struct vm_region *r = gmem_region(vm, gpa, MM_PAGEBLOCK_SIZE);
 	uint64_t idx0;
 	int ret;
 
-	if (!r || (gpa & (HUGE_BYTES - 1)))
+	if (!r || (gpa & (MM_PAGEBLOCK_SIZE - 1)))
 		return -EINVAL;
 	idx0 = (gpa - r->gpa) >> MM_PAGE_SHIFT;
 	pthread_mutex_lock(&vm->mem_lock);
-	ret = r->huge[idx0 / HUGE_PAGES] ? mm_split(vm->pool->mm, r->backing[idx0])
+	ret = r->huge[idx0 / MM_PAGEBLOCK_PAGES] ? mm_split(vm->pool->mm, r->backing[idx0])
 					 : -EINVAL;
 	if (!ret) {
-		r->huge[idx0 / HUGE_PAGES] = RANGE_4K;
+		r->huge[idx0 / MM_PAGEBLOCK_PAGES] = RANGE_4K;
 		vm->migstats.ranges_split++;
 	}
 	pthread_mutex_unlock(&vm->mem_lock);
@@ -499,7 +497,7 @@ static int pin_op(struct vm *vm, uint64_t gpa, bool pin)
 	if (frame < 0)
 		return (int)frame;
 	/* a page of a 2 MiB backing pins the whole block */
-	if (r->huge[((gpa - r->gpa) >> MM_PAGE_SHIFT) / HUGE_PAGES])
+	if (r->huge[((gpa - r->gpa) >> MM_PAGE_SHIFT) / MM_PAGEBLOCK_PAGES])
 		frame = r->backing[((gpa - r->gpa) >> MM_PAGE_SHIFT) & ~511ULL];
 	do {
 		ret = pin ? mm_pin(vm->pool->mm, frame) : mm_unpin(vm->pool->mm, frame);

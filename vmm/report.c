@@ -185,12 +185,12 @@ static json_t *vm_json(struct vm *vm, const struct walk *w, uint8_t *touched)
 			mixed++;
 	}
 	for (unsigned int r = 0; r < vm->nr_regions; r++)
-		for (uint64_t g = 0; g < vm->regions[r].size >> 21; g++) {
+		for (uint64_t g = 0; g < vm->regions[r].size >> MM_PAGEBLOCK_SHIFT; g++) {
 			uint16_t n = vm->regions[r].populated[g];
 
 			ranges++;
 			ranges_pop += n > 0;
-			ranges_full += n == 512;
+			ranges_full += n == MM_PAGEBLOCK_PAGES;
 		}
 	j = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:b}",
 		"name", vm->cfg.name, "status", vm_state_name(vm_get_state(vm)),
@@ -210,7 +210,7 @@ static json_t *vm_json(struct vm *vm, const struct walk *w, uint8_t *touched)
 	json_object_set_new(j, "mixed_pageblocks", json_integer((json_int_t)mixed));
 	/* every 4 KiB page not next to its neighbour's frame is a host VMA */
 	json_object_set_new(j, "host_mappings", json_integer((json_int_t)mappings));
-	json_object_set_new(j, "max_map_count", json_integer((json_int_t)vm_max_map_count()));
+	json_object_set_new(j, "max_map_count", json_integer((json_int_t)host_max_map_count()));
 	json_object_set_new(j, "migrations", json_pack(
 		"{s:I, s:I, s:{s:I, s:I, s:I}, s:I, s:I, s:f, s:f, s:I}",
 		"pages", (json_int_t)m->pages, "bytes", (json_int_t)m->bytes,
@@ -232,7 +232,7 @@ static json_t *vm_json(struct vm *vm, const struct walk *w, uint8_t *touched)
 		"enabled", vm->cfg.huge, "ranges", (json_int_t)ranges,
 		"ranges_touched", (json_int_t)ranges_pop,
 		"ranges_full", (json_int_t)ranges_full,
-		"ranges_huge", (json_int_t)(huge >> 21),
+		"ranges_huge", (json_int_t)(huge >> MM_PAGEBLOCK_SHIFT),
 		"assembled", (json_int_t)m->ranges_assembled,
 		"split", (json_int_t)m->ranges_split,
 		"fail_no_block", (json_int_t)m->assemble_fail_nomem,

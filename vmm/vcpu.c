@@ -110,11 +110,11 @@ int vcpu_setup_flat_boot(struct vcpu *vcpu)
 	struct kvm_mp_state mp = { .mp_state = KVM_MP_STATE_RUNNABLE };
 	struct kvm_sregs sregs;
 	struct kvm_regs regs = {
-		.rip = BOOT_LOAD_ADDR,
+		.rip = GPMM_PAYLOAD_BASE,
 		.rdi = vcpu->vm->cfg.ram_bytes,
 		.rsi = vcpu->index,
 		.rdx = vcpu->vm->nr_vcpus,
-		.rsp = BOOT_LOAD_ADDR - vcpu->index * BOOT_STACK_PER_CPU,
+		.rsp = GPMM_PAYLOAD_BASE - vcpu->index * GPMM_STACK_STRIDE,
 		.rflags = 0x2,
 	};
 

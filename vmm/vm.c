@@ -56,8 +56,8 @@ static int check_config(const struct vm_config *cfg, struct pool *pool,
 		snprintf(err, errlen, "cpus must be 1..%d, not %u", VM_MAX_CPUS, cfg->cpus);
 		return -EINVAL;
 	}
-	if (cfg->ram_bytes < (2ULL << 20) || cfg->ram_bytes > VM_MAX_RAM ||
-	    cfg->ram_bytes % (2ULL << 20)) {
+	if (cfg->ram_bytes < (MM_PAGEBLOCK_SIZE) || cfg->ram_bytes > VM_MAX_RAM ||
+	    cfg->ram_bytes % (MM_PAGEBLOCK_SIZE)) {
 		snprintf(err, errlen, "ram must be a multiple of 2 MiB from 2 MiB to %llu GiB",
 			 VM_MAX_RAM >> 30);
 		return -EINVAL;

@@ -4,6 +4,26 @@
  * time. Lifecycle: vm_create (memory, devices, payload, vCPUs) ->
  * vm_start (vCPU threads run) -> ... -> vm_end_wait / vm_destroy.
  */
+/*
+ * Lock order, for mm/ and vmm/ together (a thread holding one may take
+ * only those after it):
+ *
+ *   assembler.lock       held through a pass over the VMs (assembler.c)
+ *   pool compact_lock    one compaction at a time (mm/compaction.c)
+ *   pool owners_lock     read-held while an owner's callback runs (mm/)
+ *   vm.mem_lock          a VM's backing map and mappings: the owner
+ *                        callback (ram_migrate) takes it under the two above
+ *   vm.mig.lock          the open write-protect window and its waiters
+ *   pool pcp_list_lock   the list of per-thread lists (mm/pcp.c)
+ *   pcp.lock             one per-thread list
+ *   pool lock            the buddy lists (like zone->lock)
+ *
+ * vm.lock (state, pause protocol) and console_buf.lock are leaves: nothing
+ * else is taken under them. The fault thread takes mem_lock (populate) and
+ * mig.lock (write-protect faults), never both. Allocating a 2 MiB block may
+ * compact, which calls back into VMs: vm_assemble_range allocates before it
+ * takes mem_lock.
+ */
 #ifndef GPMM_VM_H
 #define GPMM_VM_H
 
@@ -231,7 +251,6 @@ uint64_t vm_huge_bytes(struct vm *vm);
  * (VMAs) the windows take. -errno if it cannot be read.
  */
 int64_t vm_huge_bytes_kernel(struct vm *vm, uint64_t *mappings);
-uint64_t vm_max_map_count(void);
 
 /* The pool owner ops of guest RAM. */
 extern const struct mm_owner_ops vm_ram_owner_ops;
