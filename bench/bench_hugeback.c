@@ -26,6 +26,9 @@
 #include "vmm/kvm.h"
 #include "vmm/samples.h"
 #include "vmm/vm.h"
+#include "vmm/guest_mem.h"
+#include "vmm/huge_backing.h"
+#include "vmm/migrate.h"
 
 static char guest_dir[512] = "build/guests";
 

@@ -15,6 +15,8 @@
 #include <time.h>
 
 #include "vmm/assembler.h"
+#include "vmm/guest_mem.h"
+#include "vmm/huge_backing.h"
 
 #define MAX_VMS		256
 #define NSEC_PER_SEC	1000000000ULL

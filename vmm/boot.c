@@ -15,6 +15,7 @@
 
 #include "vmm/boot.h"
 #include "vmm/vm.h"
+#include "vmm/guest_mem.h"
 
 #define PTE_P		(1ULL << 0)
 #define PTE_W		(1ULL << 1)

@@ -9,6 +9,27 @@
 
 #include "vmm/vm.h"
 
+/*
+ * Move the guest page at @gpa to @new_frame (allocated by the caller from
+ * the VM's pool; the VM owns it from now on) and free the old frame. The
+ * guest must be stopped: paused, or in a checkpoint hook.
+ */
+int vm_remap_page(struct vm *vm, uint64_t gpa, uint64_t new_frame);
+/* Frame backing @gpa, or -ENOENT when not populated. */
+long vm_gpa_to_frame(struct vm *vm, uint64_t gpa);
+
+/* The one way the VMM and devices touch guest memory: bounds-checked. */
+void *vm_guest_ptr(struct vm *vm, uint64_t gpa, uint64_t len);
+int vm_read_guest(struct vm *vm, uint64_t gpa, void *buf, uint64_t len);
+int vm_write_guest(struct vm *vm, uint64_t gpa, const void *buf, uint64_t len);
+
+/* Pages backed now; counted by the fault thread, read by anyone. */
+static inline uint64_t vm_populated_pages(struct vm *vm)
+{
+	return __atomic_load_n(&vm->stats.populated_pages, __ATOMIC_RELAXED);
+}
+
+
 int gmem_init(struct vm *vm, char *err, size_t errlen);
 /* Unmaps the windows and returns every frame to the pool. */
 void gmem_destroy(struct vm *vm);

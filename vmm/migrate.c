@@ -32,11 +32,7 @@
 #include "vmm/samples.h"
 #include "vmm/vm.h"
 
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE	25
-#endif
 
-#define COLLAPSE_TRIES	20
 
 static void record_stall(struct vm *vm, uint64_t ns)
 {
@@ -147,7 +143,7 @@ static int uffd_wp_range(int uffd, uint64_t start, uint64_t len, bool wp)
 	return ret;
 }
 
-static int protect(struct vm *vm, uint64_t start, uint64_t len)
+int migrate_window_open(struct vm *vm, uint64_t start, uint64_t len)
 {
 	struct uffdio_register reg = {
 		.range = { start, len }, .mode = UFFDIO_REGISTER_MODE_WP,
@@ -183,7 +179,7 @@ static int protect(struct vm *vm, uint64_t start, uint64_t len)
  * The new mapping replaced the protected one: close the window, wake the
  * writers, and record how long each waited.
  */
-static void release(struct vm *vm)
+void migrate_window_close(struct vm *vm)
 {
 	struct uffdio_range range;
 	uint64_t now;
@@ -265,7 +261,7 @@ static int __migrate_page(struct vm *vm, struct vm_region *r, uint64_t idx,
 	if (r->huge[idx / MM_PAGEBLOCK_PAGES] ||
 	    (mm_frame_info(vm->pool->mm, from, &info) == 0 && info.pins))
 		return -EBUSY;
-	ret = protect(vm, (uintptr_t)hva, MM_PAGE_SIZE);
+	ret = migrate_window_open(vm, (uintptr_t)hva, MM_PAGE_SIZE);
 	if (ret)
 		return ret;
 	if (vm->mig.hold_us)
@@ -279,7 +275,7 @@ static int __migrate_page(struct vm *vm, struct vm_region *r, uint64_t idx,
 	 */
 	if (ret)
 		gmem_map(vm, hva, from, MM_PAGE_SIZE);
-	release(vm);
+	migrate_window_close(vm);
 	if (ret)
 		return ret;
 	r->backing[idx] = (uint32_t)new_frame;
@@ -343,150 +339,6 @@ static int ram_migrate(void *priv, uint64_t old, uint64_t new, unsigned int orde
 }
 
 const struct mm_owner_ops vm_ram_owner_ops = { .migrate = ram_migrate };
-
-/* mem_lock held: every page of the range backed, none pinned. */
-static int __range_ready(struct vm *vm, struct vm_region *r, uint64_t idx0)
-{
-	size_t unallocated = 0;
-	long pinned;
-
-	for (uint64_t i = 0; i < MM_PAGEBLOCK_PAGES; i++)
-		if (r->backing[idx0 + i] == NIL_FRAME)
-			return -ENOENT;
-	/* one lock round for the 512 frames, not 512 (mm_frame_info each) */
-	pinned = mm_frames_pinned(vm->pool->mm, &r->backing[idx0], MM_PAGEBLOCK_PAGES, &unallocated);
-	if (pinned < 0)
-		return (int)pinned;
-	return pinned || unallocated ? -EBUSY : 0;
-}
-
-/*
- * One write-protect, 512 copies, one 2 MiB mapping of the new block, one
- * wake; then MADV_COLLAPSE turns the block into a host huge page mapped
- * by one PMD (DESIGN.md: it ignores the sysfs THP setting).
- */
-static int __assemble(struct vm *vm, struct vm_region *r, uint64_t idx0,
-		      uint64_t block)
-{
-	uint8_t *hva = r->hva + (idx0 << MM_PAGE_SHIFT);
-	uint64_t gpa = r->gpa + (idx0 << MM_PAGE_SHIFT);
-	uint32_t old[MM_PAGEBLOCK_PAGES];
-	int ret;
-
-	ret = protect(vm, (uintptr_t)hva, MM_PAGEBLOCK_SIZE);
-	if (ret)
-		return ret;
-	for (uint64_t i = 0; i < MM_PAGEBLOCK_PAGES; i++) {
-		old[i] = r->backing[idx0 + i];
-		memcpy(pool_frame_ptr(vm->pool, block + i),
-		       pool_frame_ptr(vm->pool, old[i]), MM_PAGE_SIZE);
-	}
-	ret = gmem_map(vm, hva, block, MM_PAGEBLOCK_SIZE);
-	for (uint64_t i = 0; ret && i < MM_PAGEBLOCK_PAGES; i++)
-		gmem_map(vm, hva + (i << MM_PAGE_SHIFT), old[i], MM_PAGE_SIZE);
-	release(vm);
-	if (ret)
-		return ret;
-	for (uint64_t i = 0; i < MM_PAGEBLOCK_PAGES; i++) {
-		r->backing[idx0 + i] = (uint32_t)(block + i);
-		vm->pool->gpa_of[old[i]] = 0;
-		vm->pool->gpa_of[block + i] = gpa + (i << MM_PAGE_SHIFT) + 1;
-		gmem_free_frame(vm, NULL, old[i]);
-	}
-	r->huge[idx0 / MM_PAGEBLOCK_PAGES] = RANGE_BLOCK;
-	return 0;
-}
-
-/*
- * MADV_COLLAPSE answers EAGAIN while a page of the range is briefly held
- * elsewhere (not yet on an LRU list, locked, or referenced by KVM's fault
- * path while a vCPU writes it). Linux 6.1 says so for most ranges of a
- * guest that keeps writing (measured: 3 to 7 tries 1 ms apart), 6.12
- * rarely. So a bounded number of tries; past them the range stays mapped
- * by PTEs of one block, counted with the reason.
- */
-static int collapse_range(uint8_t *hva)
-{
-	for (int i = 1;; i++) {
-		if (madvise(hva, MM_PAGEBLOCK_SIZE, MADV_COLLAPSE) == 0)
-			return 0;
-		if (errno != EAGAIN || i == COLLAPSE_TRIES)
-			return -errno;
-		usleep(1000);
-	}
-}
-
-int vm_assemble_range(struct vm *vm, uint64_t gpa)
-{
-	struct vm_region *r = gmem_region(vm, gpa, MM_PAGEBLOCK_SIZE);
-	uint64_t idx0, t0 = vm_now_ns();
-	long block;
-	int ret;
-
-	if (!r || (gpa & (MM_PAGEBLOCK_SIZE - 1)) || ((gpa - r->gpa) & (MM_PAGEBLOCK_SIZE - 1)))
-		return -EINVAL;
-	idx0 = (gpa - r->gpa) >> MM_PAGE_SHIFT;
-	if (r->huge[idx0 / MM_PAGEBLOCK_PAGES])
-		return -EALREADY;
-	/* before mem_lock: direct compaction may call back into this VM */
-	block = mm_alloc(vm->pool->mm, NULL, MM_PAGEBLOCK_ORDER, MIGRATE_MOVABLE,
-			 vm->owner);
-	if (block < 0) {
-		vm->migstats.assemble_fail_nomem++;
-		return (int)block;
-	}
-	pthread_mutex_lock(&vm->mem_lock);
-	ret = r->huge[idx0 / MM_PAGEBLOCK_PAGES] ? -EALREADY : __range_ready(vm, r, idx0);
-	if (!ret)
-		ret = __assemble(vm, r, idx0, block);
-	pthread_mutex_unlock(&vm->mem_lock);
-	if (ret) {
-		if (ret == -EBUSY)
-			vm->migstats.assemble_fail_busy++;
-		gmem_free_frame(vm, NULL, (uint64_t)block);
-		return ret;
-	}
-	ret = collapse_range(r->hva + (idx0 << MM_PAGE_SHIFT));
-	pthread_mutex_lock(&vm->mem_lock);
-	if (ret) {
-		vm->migstats.collapse_errno = -ret;
-		vm->migstats.collapse_fail++;
-	} else if (r->huge[idx0 / MM_PAGEBLOCK_PAGES] == RANGE_BLOCK) {
-		r->huge[idx0 / MM_PAGEBLOCK_PAGES] = RANGE_PMD;	/* not split meanwhile */
-	}
-	pthread_mutex_unlock(&vm->mem_lock);
-	vm->migstats.ranges_assembled++;
-	vm->migstats.pages += MM_PAGEBLOCK_PAGES;
-	vm->migstats.bytes += MM_PAGEBLOCK_SIZE;
-	t0 = vm_now_ns() - t0;
-	if (t0 > vm->migstats.range_ns_max)
-		vm->migstats.range_ns_max = t0;
-	return 0;
-}
-
-/*
- * Back to 4 KiB: the block becomes 512 order-0 allocations in place (no
- * copy), so that one page can leave (balloon, reclaim) or move on its own.
- */
-int vm_split_range(struct vm *vm, uint64_t gpa)
-{
-	struct vm_region *r = gmem_region(vm, gpa, MM_PAGEBLOCK_SIZE);
-	uint64_t idx0;
-	int ret;
-
-	if (!r || (gpa & (MM_PAGEBLOCK_SIZE - 1)))
-		return -EINVAL;
-	idx0 = (gpa - r->gpa) >> MM_PAGE_SHIFT;
-	pthread_mutex_lock(&vm->mem_lock);
-	ret = r->huge[idx0 / MM_PAGEBLOCK_PAGES] ? mm_split(vm->pool->mm, r->backing[idx0])
-					 : -EINVAL;
-	if (!ret) {
-		r->huge[idx0 / MM_PAGEBLOCK_PAGES] = RANGE_4K;
-		vm->migstats.ranges_split++;
-	}
-	pthread_mutex_unlock(&vm->mem_lock);
-	return ret;
-}
 
 static int pin_op(struct vm *vm, uint64_t gpa, bool pin)
 {

@@ -18,6 +18,7 @@
 #include "vmm/config.h"
 #include "vmm/daemon.h"
 #include "vmm/report.h"
+#include "vmm/guest_mem.h"
 
 #define QMP_MAX_MESSAGE	(1 << 20)
 #define QMP_MAX_PENDING	(4 << 20)	/* unsent output before a client is dropped */

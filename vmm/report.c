@@ -10,6 +10,9 @@
 
 #include "vmm/host.h"
 #include "vmm/report.h"
+#include "vmm/guest_mem.h"
+#include "vmm/huge_backing.h"
+#include "vmm/migrate.h"
 
 static const char type_char[MIGRATE_TYPES] = { 'U', 'R', 'M' };
 

@@ -22,6 +22,7 @@
 #include "vmm/kvm.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
+#include "vmm/migrate.h"
 
 #define TSS_ADDR		0xfffbd000ULL
 #define IDENTITY_MAP_ADDR	0xfffbc000ULL

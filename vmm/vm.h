@@ -213,61 +213,8 @@ int vm_resume(struct vm *vm, struct vcpu *self);
 enum vm_state vm_get_state(struct vm *vm);
 const char *vm_state_name(enum vm_state state);
 
-/*
- * Move the guest page at @gpa to @new_frame (allocated by the caller from
- * the VM's pool; the VM owns it from now on) and free the old frame. The
- * guest must be stopped: paused, or in a checkpoint hook.
- */
-int vm_remap_page(struct vm *vm, uint64_t gpa, uint64_t new_frame);
-/* Frame backing @gpa, or -ENOENT when not populated. */
-long vm_gpa_to_frame(struct vm *vm, uint64_t gpa);
-
-/*
- * migrate.c: move the page at @gpa to @new_frame while the vCPUs run (no
- * write is lost: userfaultfd write-protect, copy, remap, wake). The VM
- * takes @new_frame; the old frame is returned in *@old (not freed).
- */
-int vm_migrate_page(struct vm *vm, uint64_t gpa, uint64_t new_frame,
-		    uint64_t *old);
-/* Back the aligned 2 MiB at @gpa with one order-9 block, live. */
-int vm_assemble_range(struct vm *vm, uint64_t gpa);
-/* Back an assembled 2 MiB range with 4 KiB pages again. */
-int vm_split_range(struct vm *vm, uint64_t gpa);
-/* Pin the page at @gpa in place (a device ring): never moved. */
-int vm_pin_page(struct vm *vm, uint64_t gpa);
-int vm_unpin_page(struct vm *vm, uint64_t gpa);
-/* Stall percentile (0..100) over recent migrations, in ns. */
-uint64_t vm_stall_percentile(struct vm *vm, double pct);
-/* Pages backed in the aligned 2 MiB range at @gpa (0..512), -1 if none. */
-int vm_range_populated(struct vm *vm, uint64_t gpa, bool *huge);
-/* Bytes backed by 2 MiB blocks, by our bookkeeping. */
-/* Bytes of RAM on one order-9 block each (assembled), and of those, the
- * bytes MADV_COLLAPSE said it mapped by a PMD. */
-uint64_t vm_block_bytes(struct vm *vm);
-uint64_t vm_huge_bytes(struct vm *vm);
-/*
- * The kernel's view: ShmemPmdMapped of the VM's windows in
- * /proc/self/smaps, bytes, and (if @mappings) how many host mappings
- * (VMAs) the windows take. -errno if it cannot be read.
- */
-int64_t vm_huge_bytes_kernel(struct vm *vm, uint64_t *mappings);
-
-/* The pool owner ops of guest RAM. */
-extern const struct mm_owner_ops vm_ram_owner_ops;
-
-/* The one way the VMM and devices touch guest memory: bounds-checked. */
-void *vm_guest_ptr(struct vm *vm, uint64_t gpa, uint64_t len);
-int vm_read_guest(struct vm *vm, uint64_t gpa, void *buf, uint64_t len);
-int vm_write_guest(struct vm *vm, uint64_t gpa, const void *buf, uint64_t len);
-
 void vm_console_write(struct vm *vm, const char *buf, size_t len);
 
 uint64_t vm_now_ns(void);
-
-/* Pages backed now; counted by the fault thread, read by anyone. */
-static inline uint64_t vm_populated_pages(struct vm *vm)
-{
-	return __atomic_load_n(&vm->stats.populated_pages, __ATOMIC_RELAXED);
-}
 
 #endif

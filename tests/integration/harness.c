@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "tests/integration/harness.h"
+#include "vmm/guest_mem.h"
 
 const char *payload(const char *name)
 {
