@@ -60,6 +60,7 @@ VMM_SRCS   := vmm/pool.c \
               vmm/config.c \
               vmm/qmp.c \
               vmm/qmp_client.c \
+              vmm/qmp_wire.c \
               vmm/daemon.c \
               vmm/cmd_vm.c \
               vmm/cmd_frag.c \

@@ -17,6 +17,7 @@
 
 #include "vmm/config.h"
 #include "vmm/daemon.h"
+#include "vmm/qmp_wire.h"
 #include "vmm/report.h"
 #include "vmm/guest_mem.h"
 
@@ -440,55 +441,38 @@ static void handle_message(struct conn *c, json_t *msg)
 }
 
 /* Decode as many whole messages as the buffer holds. */
-static int drain_buffer(struct conn *c)
+static void drain_buffer(struct conn *c)
 {
 	size_t off = 0;
 
 	while (off < c->len) {
-		json_error_t jerr;
-		json_t *msg;
+		json_t *msg = NULL;
+		size_t used;
+		int got = qmp_wire_decode(c->buf + off, c->len - off, JSON_DECODE_ANY,
+					  &msg, &used);
 
-		while (off < c->len && strchr(" \t\r\n", c->buf[off]))
-			off++;
-		if (off == c->len)
-			break;
-		msg = json_loadb(c->buf + off, c->len - off,
-				 JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY, &jerr);
-		if (!msg) {
-			/* an incomplete value waits for more bytes */
-			if (jerr.position >= (int)(c->len - off) - 1 &&
-			    json_error_code(&jerr) == json_error_premature_end_of_input)
-				break;
+		if (got < 0) {
 			qmp_send(c, json_pack("{s:{s:s, s:s}}", "error", "class",
 				 "GenericError", "desc", "JSON parse error"));
 			off = c->len;
 			break;
 		}
-		off += (size_t)jerr.position;
+		off += used;
+		if (!got)
+			break;
 		handle_message(c, msg);
 		json_decref(msg);
 	}
 	memmove(c->buf, c->buf + off, c->len - off);
 	c->len -= off;
-	return 0;
 }
 
 int qmp_input(struct conn *c)
 {
 	ssize_t n;
 
-	if (c->cap - c->len < 4096) {
-		size_t cap = c->cap ? c->cap * 2 : 8192;
-		char *buf;
-
-		if (cap > QMP_MAX_MESSAGE)
-			return -1;
-		buf = realloc(c->buf, cap);
-		if (!buf)
-			return -1;
-		c->buf = buf;
-		c->cap = cap;
-	}
+	if (qmp_wire_grow(&c->buf, &c->cap, c->len, QMP_MAX_MESSAGE))
+		return -1;
 	n = read(c->fd, c->buf + c->len, c->cap - c->len);
 	if (n <= 0)
 		return n < 0 && errno == EINTR ? 0 : -1;

@@ -9,6 +9,9 @@
 #include <unistd.h>
 
 #include "vmm/qmp_client.h"
+#include "vmm/qmp_wire.h"
+
+#define QMPC_MAX_MESSAGE	(64 << 20)	/* a report of many VMs is large */
 
 /*
  * Where QMP sockets live: $GPMM_RUN_DIR, else /run/gpmm when we may write
@@ -37,33 +40,19 @@ const char *gpmm_run_dir(void)
 json_t *qmpc_read(struct qmp_client *q)
 {
 	for (;;) {
-		json_error_t jerr;
-		size_t off = 0;
+		json_t *msg = NULL;
+		size_t used;
 		ssize_t n;
+		int got = qmp_wire_decode(q->buf, q->len, 0, &msg, &used);
 
-		while (off < q->len && strchr(" \t\r\n", q->buf[off]))
-			off++;
-		if (off < q->len) {
-			json_t *msg = json_loadb(q->buf + off, q->len - off,
-						 JSON_DISABLE_EOF_CHECK, &jerr);
-
-			if (msg) {
-				off += (size_t)jerr.position;
-				memmove(q->buf, q->buf + off, q->len - off);
-				q->len -= off;
-				return msg;
-			}
-			if (json_error_code(&jerr) != json_error_premature_end_of_input)
-				return NULL;
-		}
-		if (q->cap - q->len < 4096) {
-			char *b = realloc(q->buf, q->cap ? 2 * q->cap : 8192);
-
-			if (!b)
-				return NULL;
-			q->buf = b;
-			q->cap = q->cap ? 2 * q->cap : 8192;
-		}
+		if (got < 0)
+			return NULL;
+		memmove(q->buf, q->buf + used, q->len - used);
+		q->len -= used;
+		if (got)
+			return msg;
+		if (qmp_wire_grow(&q->buf, &q->cap, q->len, QMPC_MAX_MESSAGE))
+			return NULL;
 		n = read(q->fd, q->buf + q->len, q->cap - q->len);
 		if (n < 0 && errno == EINTR)
 			continue;
