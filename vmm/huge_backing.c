@@ -16,14 +16,11 @@
 #include <unistd.h>
 
 #include "vmm/guest_mem.h"
+#include "vmm/host.h"
 #include "vmm/huge_backing.h"
 #include "vmm/migrate.h"
 #include "vmm/vm.h"
 
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE	25
-#endif
-#define COLLAPSE_TRIES	20
 
 int vm_range_populated(struct vm *vm, uint64_t gpa, bool *huge)
 {
@@ -155,25 +152,6 @@ static int __assemble(struct vm *vm, struct vm_region *r, uint64_t idx0,
 	return 0;
 }
 
-/*
- * MADV_COLLAPSE answers EAGAIN while a page of the range is briefly held
- * elsewhere (not yet on an LRU list, locked, or referenced by KVM's fault
- * path while a vCPU writes it). Linux 6.1 says so for most ranges of a
- * guest that keeps writing (measured: 3 to 7 tries 1 ms apart), 6.12
- * rarely. So a bounded number of tries; past them the range stays mapped
- * by PTEs of one block, counted with the reason.
- */
-static int collapse_range(uint8_t *hva)
-{
-	for (int i = 1;; i++) {
-		if (madvise(hva, MM_PAGEBLOCK_SIZE, MADV_COLLAPSE) == 0)
-			return 0;
-		if (errno != EAGAIN || i == COLLAPSE_TRIES)
-			return -errno;
-		usleep(1000);
-	}
-}
-
 int vm_assemble_range(struct vm *vm, uint64_t gpa)
 {
 	struct vm_region *r = gmem_region(vm, gpa, MM_PAGEBLOCK_SIZE);
@@ -204,7 +182,7 @@ int vm_assemble_range(struct vm *vm, uint64_t gpa)
 		gmem_free_frame(vm, NULL, (uint64_t)block);
 		return ret;
 	}
-	ret = collapse_range(r->hva + (idx0 << MM_PAGE_SHIFT));
+	ret = host_collapse(r->hva + (idx0 << MM_PAGE_SHIFT));
 	pthread_mutex_lock(&vm->mem_lock);
 	if (ret) {
 		vm->migstats.collapse_errno = -ret;
