@@ -58,7 +58,12 @@ static struct vm *start_memloop(struct pool *pool, uint64_t ram, unsigned int cp
 	vm->console_opaque = con;
 	progress_phase(pr, "bench migrate: memloop guest (%llu MiB) touching its RAM",
 		       (unsigned long long)(ram >> 20));
-	vm_start(vm);
+	if (vm_start(vm)) {
+		progress_clear(pr);
+		fprintf(stderr, "gpmm bench: cannot start the guest\n");
+		vm_destroy(vm);
+		return NULL;
+	}
 	for (int i = 0; i < 12000 && !console_buf_has(con, "touched") &&
 	     vm_get_state(vm) == VM_RUNNING; i++) {
 		usleep(10000);
@@ -212,10 +217,8 @@ static void assemble_2m(struct vm *vm, uint64_t cycles, struct progress *pr,
 	for (uint64_t i = 0; i < cycles && vm_get_state(vm) == VM_RUNNING; i++) {
 		uint64_t gpa = 0x200000 + (i % 7) * 0x200000;
 
-		if (vm_assemble_range(vm, gpa) == 0) {
+		if (vm_assemble_range(vm, gpa) == 0 && vm_split_range(vm, gpa) == 0)
 			r->done++;
-			vm_split_range(vm, gpa);
-		}
 		progress_tick(pr, "cycle %llu/%llu, %llu assembled, %.3f ms each so far",
 			      (unsigned long long)i + 1, (unsigned long long)cycles,
 			      (unsigned long long)r->done,
@@ -628,8 +631,10 @@ int cmd_bench_hugeback(int argc, char **argv)
 		       "index(9) %.3f), memloop guest touching %llu MiB, 2 vCPUs\n\n%6s %12s %12s %8s\n",
 		       (unsigned long long)pool_mib, free0 / 256.0, unusable,
 		       (unsigned long long)mib, "t(s)", "touched_MiB", "huge_MiB", "huge%");
-	vm_start(vm);
-	sample_huge(vm, &con, seconds, json, &progress, &res);
+	if (vm_start(vm))
+		fprintf(stderr, "gpmm bench hugeback: cannot start the guest\n");
+	else
+		sample_huge(vm, &con, seconds, json, &progress, &res);
 	vm_end_read(vm, &con, &res.end);
 	assembler_remove(as, vm);
 	assembler_stop(as);

@@ -65,7 +65,12 @@ static int run_once(struct pool *pool, const char *kernel, uint64_t ram,
 	}
 	t1 = vm_now_ns();
 	vm->console = quiet;
-	vm_start(vm);
+	ret = vm_start(vm);
+	if (ret) {
+		fprintf(stderr, "gpmm bench: cannot start the VM: %s\n", strerror(-ret));
+		vm_destroy(vm);
+		return ret;
+	}
 	*exit_code = vm_wait(vm);
 	t->total_ns = vm_now_ns() - t0;
 	t->create_ns = t1 - t0;

@@ -45,7 +45,7 @@ static int checkpoint_io(struct vm *vm, struct vcpu *vcpu, void *opaque,
 			 uint64_t addr, uint8_t *data, unsigned int len,
 			 bool is_write)
 {
-	int err;
+	int err, ret;
 
 	if (!is_write) {
 		memset(data, 0xff, len);
@@ -57,8 +57,8 @@ static int checkpoint_io(struct vm *vm, struct vcpu *vcpu, void *opaque,
 	if (err)
 		return err;
 	err = vm->checkpoint(vm, port_value(data, len), vm->checkpoint_opaque);
-	vm_resume(vm, vcpu);
-	return err;
+	ret = vm_resume(vm, vcpu);
+	return err ? err : ret;
 }
 
 static int debugport_init(struct vm *vm, void **priv)

@@ -6,6 +6,8 @@
 #ifndef GPMM_DEVICE_H
 #define GPMM_DEVICE_H
 
+#include "vmm/compiler.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -42,9 +44,9 @@ struct device_ops {
 	void (*exit)(struct vm *vm, void *priv);
 };
 
-int dev_register_pio(struct device_bus *bus, const char *name, uint16_t base,
+__must_check int dev_register_pio(struct device_bus *bus, const char *name, uint16_t base,
 		     uint16_t len, dev_io_fn io, void *opaque);
-int dev_register_mmio(struct device_bus *bus, const char *name, uint64_t base,
+__must_check int dev_register_mmio(struct device_bus *bus, const char *name, uint64_t base,
 		      uint64_t len, dev_io_fn io, void *opaque);
 /* -ENODEV when nothing claims the address. */
 int dev_pio(struct vm *vm, struct vcpu *vcpu, uint16_t port, uint8_t *data,
@@ -52,7 +54,7 @@ int dev_pio(struct vm *vm, struct vcpu *vcpu, uint16_t port, uint8_t *data,
 int dev_mmio(struct vm *vm, struct vcpu *vcpu, uint64_t addr, uint8_t *data,
 	     unsigned int len, bool is_write);
 
-int devices_init(struct vm *vm);
+__must_check int devices_init(struct vm *vm);
 void devices_exit(struct vm *vm);
 
 extern const struct device_ops serial8250_device;

@@ -10,9 +10,9 @@
 
 struct assembler;
 
-int assembler_start(struct assembler **out, unsigned int interval_ms);
+__must_check int assembler_start(struct assembler **out, unsigned int interval_ms);
 void assembler_stop(struct assembler *a);
-int assembler_add(struct assembler *a, struct vm *vm);
+__must_check int assembler_add(struct assembler *a, struct vm *vm);
 /* Returns once the assembler no longer touches @vm. */
 void assembler_remove(struct assembler *a, struct vm *vm);
 /*

@@ -3,6 +3,8 @@
 #ifndef GPMM_BOOT_H
 #define GPMM_BOOT_H
 
+#include "vmm/compiler.h"
+
 #include "guests/abi.h"	/* the payload protocol: load address, stacks, ports */
 
 #include <stddef.h>
@@ -18,6 +20,6 @@ struct vm;
 #define BOOT_SEL_DATA		0x10
 
 /* Load the payload file and build the identity page tables and GDT. */
-int boot_load_flat(struct vm *vm, const char *path, char *err, size_t errlen);
+__must_check int boot_load_flat(struct vm *vm, const char *path, char *err, size_t errlen);
 
 #endif

@@ -17,13 +17,13 @@
 
 void config_defaults(struct vm_config *cfg);
 /* "512M", "1G", "2048K", "4096" (bytes): binary suffixes K M G T. */
-int config_parse_size(const char *s, uint64_t *out);
-int config_parse_bool(const char *s, bool *out);
+__must_check int config_parse_size(const char *s, uint64_t *out);
+__must_check int config_parse_bool(const char *s, bool *out);
 /* Set one key; on error @err names the key and the value. */
-int config_set(struct vm_config *cfg, const char *key, const char *value,
+__must_check int config_set(struct vm_config *cfg, const char *key, const char *value,
 	       char *err, size_t errlen);
 /* Load an INI file (keys at top level or in [vm]). */
-int config_load(const char *path, struct vm_config *cfg, char *err,
+__must_check int config_load(const char *path, struct vm_config *cfg, char *err,
 		size_t errlen);
 /* Fill what the user left out (name from the kernel file). */
 void config_finish(struct vm_config *cfg);

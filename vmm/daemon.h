@@ -62,10 +62,10 @@ struct daemon {
 	struct assembler *assembler;
 };
 
-int daemon_init(struct daemon *d, struct pool *pool, const char *sock_path,
+__must_check int daemon_init(struct daemon *d, struct pool *pool, const char *sock_path,
 		char *err, size_t errlen);
 /* Create and start a VM; @owner (may be NULL) keeps it alive. */
-int daemon_add_vm(struct daemon *d, const struct vm_config *cfg,
+__must_check int daemon_add_vm(struct daemon *d, const struct vm_config *cfg,
 		  struct conn *owner, bool foreground, struct dvm **out,
 		  char *err, size_t errlen);
 struct dvm *daemon_find_vm(struct daemon *d, const char *name);
@@ -73,7 +73,7 @@ int daemon_loop(struct daemon *d);
 void daemon_fini(struct daemon *d);
 
 /* A listening unix socket, mode 0600; replaces a stale socket file. */
-int daemon_listen(const char *path, char *err, size_t errlen);
+__must_check int daemon_listen(const char *path, char *err, size_t errlen);
 
 /* qmp.c: the wire protocol on one connection */
 void qmp_greet(struct conn *c);

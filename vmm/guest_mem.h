@@ -14,14 +14,14 @@
  * the VM's pool; the VM owns it from now on) and free the old frame. The
  * guest must be stopped: paused, or in a checkpoint hook.
  */
-int vm_remap_page(struct vm *vm, uint64_t gpa, uint64_t new_frame);
+__must_check int vm_remap_page(struct vm *vm, uint64_t gpa, uint64_t new_frame);
 /* Frame backing @gpa, or -ENOENT when not populated. */
 long vm_gpa_to_frame(struct vm *vm, uint64_t gpa);
 
 /* The one way the VMM and devices touch guest memory: bounds-checked. */
 void *vm_guest_ptr(struct vm *vm, uint64_t gpa, uint64_t len);
-int vm_read_guest(struct vm *vm, uint64_t gpa, void *buf, uint64_t len);
-int vm_write_guest(struct vm *vm, uint64_t gpa, const void *buf, uint64_t len);
+__must_check int vm_read_guest(struct vm *vm, uint64_t gpa, void *buf, uint64_t len);
+__must_check int vm_write_guest(struct vm *vm, uint64_t gpa, const void *buf, uint64_t len);
 
 /* Pages backed now; counted by the fault thread, read by anyone. */
 static inline uint64_t vm_populated_pages(struct vm *vm)
@@ -30,19 +30,19 @@ static inline uint64_t vm_populated_pages(struct vm *vm)
 }
 
 
-int gmem_init(struct vm *vm, char *err, size_t errlen);
+__must_check int gmem_init(struct vm *vm, char *err, size_t errlen);
 /* Unmaps the windows and returns every frame to the pool. */
 void gmem_destroy(struct vm *vm);
-int gmem_prefault(struct vm *vm, char *err, size_t errlen);
-int gmem_uffd_start(struct vm *vm, char *err, size_t errlen);
+__must_check int gmem_prefault(struct vm *vm, char *err, size_t errlen);
+__must_check int gmem_uffd_start(struct vm *vm, char *err, size_t errlen);
 void gmem_uffd_stop(struct vm *vm);
 
 /* for migrate.c; mem_lock held where it says __ */
 struct vm_region *gmem_region(struct vm *vm, uint64_t gpa, uint64_t len);
-int gmem_map(struct vm *vm, uint8_t *hva, uint64_t frame, uint64_t len);
+__must_check int gmem_map(struct vm *vm, uint8_t *hva, uint64_t frame, uint64_t len);
 /* Back to the pool; a refusal is counted (migstats.free_errors). */
 void gmem_free_frame(struct vm *vm, struct mm_pcp *pcp, uint64_t frame);
-int __gmem_populate(struct vm *vm, struct vm_region *r, uint64_t idx,
+__must_check int __gmem_populate(struct vm *vm, struct vm_region *r, uint64_t idx,
 		    struct mm_pcp *pcp);
 
 #endif

@@ -7,6 +7,8 @@
 #ifndef GPMM_HOST_H
 #define GPMM_HOST_H
 
+#include "vmm/compiler.h"
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -56,7 +58,7 @@ json_t *host_caps_json(const struct host_report *rep);
  * MADV_COLLAPSE of the 2 MiB at @addr, retried a bounded number of times
  * while the kernel answers EAGAIN (transient); 0 or -errno.
  */
-int host_collapse(void *addr);
+__must_check int host_collapse(void *addr);
 /* The host's cap on mappings per process (vm.max_map_count), 0: unknown. */
 uint64_t host_max_map_count(void);
 

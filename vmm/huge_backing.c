@@ -137,8 +137,13 @@ static int __assemble(struct vm *vm, struct vm_region *r, uint64_t idx0,
 		       pool_frame_ptr(vm->pool, old[i]), MM_PAGE_SIZE);
 	}
 	ret = gmem_map(vm, hva, block, MM_PAGEBLOCK_SIZE);
+	/* as before: a failed MAP_FIXED may have unmapped the range */
 	for (uint64_t i = 0; ret && i < MM_PAGEBLOCK_PAGES; i++)
-		gmem_map(vm, hva + (i << MM_PAGE_SHIFT), old[i], MM_PAGE_SIZE);
+		if (gmem_map(vm, hva + (i << MM_PAGE_SHIFT), old[i], MM_PAGE_SIZE)) {
+			vm_fail(vm, NULL, "guest RAM at host %p has no mapping left: %s",
+				(void *)hva, strerror(-ret));
+			break;
+		}
 	migrate_window_close(vm);
 	if (ret)
 		return ret;

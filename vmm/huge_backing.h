@@ -10,9 +10,9 @@
 #include "vmm/vm.h"
 
 /* Back the aligned 2 MiB at @gpa with one order-9 block, live. */
-int vm_assemble_range(struct vm *vm, uint64_t gpa);
+__must_check int vm_assemble_range(struct vm *vm, uint64_t gpa);
 /* Back an assembled 2 MiB range with 4 KiB pages again. */
-int vm_split_range(struct vm *vm, uint64_t gpa);
+__must_check int vm_split_range(struct vm *vm, uint64_t gpa);
 /* Pages backed in the aligned 2 MiB range at @gpa (0..512), -1 if none. */
 int vm_range_populated(struct vm *vm, uint64_t gpa, bool *huge);
 /* Bytes of RAM on one order-9 block each (assembled), and of those, the

@@ -273,8 +273,9 @@ static int __migrate_page(struct vm *vm, struct vm_region *r, uint64_t idx,
 	 * A failed MAP_FIXED may already have unmapped the page (the host out
 	 * of mappings, vm.max_map_count): put the old frame back under it.
 	 */
-	if (ret)
-		gmem_map(vm, hva, from, MM_PAGE_SIZE);
+	if (ret && gmem_map(vm, hva, from, MM_PAGE_SIZE))
+		vm_fail(vm, NULL, "guest RAM at host %p has no mapping left: %s",
+			(void *)hva, strerror(-ret));
 	migrate_window_close(vm);
 	if (ret)
 		return ret;

@@ -16,11 +16,11 @@
  * write is lost: userfaultfd write-protect, copy, remap, wake). The VM
  * takes @new_frame; the old frame is returned in *@old (not freed).
  */
-int vm_migrate_page(struct vm *vm, uint64_t gpa, uint64_t new_frame,
+__must_check int vm_migrate_page(struct vm *vm, uint64_t gpa, uint64_t new_frame,
 		    uint64_t *old);
 /* Pin the page at @gpa in place (a device ring): never moved. */
-int vm_pin_page(struct vm *vm, uint64_t gpa);
-int vm_unpin_page(struct vm *vm, uint64_t gpa);
+__must_check int vm_pin_page(struct vm *vm, uint64_t gpa);
+__must_check int vm_unpin_page(struct vm *vm, uint64_t gpa);
 /* Stall percentile (0..100) over recent migrations, in ns. */
 uint64_t vm_stall_percentile(struct vm *vm, double pct);
 /* The pool owner ops of guest RAM. */
@@ -30,7 +30,7 @@ extern const struct mm_owner_ops vm_ram_owner_ops;
  * Write-protect [start, start + len) of a VM's window (mem_lock held): a
  * writer there blocks until migrate_window_close. One window at a time.
  */
-int migrate_window_open(struct vm *vm, uint64_t start, uint64_t len);
+__must_check int migrate_window_open(struct vm *vm, uint64_t start, uint64_t len);
 /* Wake the window's writers and record their stalls. */
 void migrate_window_close(struct vm *vm);
 

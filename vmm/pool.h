@@ -18,7 +18,7 @@ struct pool {
 	uint64_t *gpa_of;	/* frame -> guest address it backs, + 1; 0: none */
 };
 
-int pool_open(uint64_t size, bool grouping, struct pool **out);
+__must_check int pool_open(uint64_t size, bool grouping, struct pool **out);
 void pool_close(struct pool *pool);
 
 static inline void *pool_frame_ptr(const struct pool *pool, uint64_t frame)

@@ -3,6 +3,8 @@
 #ifndef GPMM_QMP_CLIENT_H
 #define GPMM_QMP_CLIENT_H
 
+#include "vmm/compiler.h"
+
 #include <jansson.h>
 #include <stddef.h>
 
@@ -12,7 +14,7 @@ struct qmp_client {
 	size_t len, cap;
 };
 
-int qmpc_connect(struct qmp_client *q, const char *path, char *err, size_t errlen);
+__must_check int qmpc_connect(struct qmp_client *q, const char *path, char *err, size_t errlen);
 void qmpc_close(struct qmp_client *q);
 /* Next message (reply or event); NULL when the peer is gone. */
 json_t *qmpc_read(struct qmp_client *q);

@@ -6,6 +6,8 @@
 #ifndef GPMM_QMP_WIRE_H
 #define GPMM_QMP_WIRE_H
 
+#include "vmm/compiler.h"
+
 #include <jansson.h>
 #include <stddef.h>
 
@@ -15,12 +17,12 @@
  * end inside a message (read more; *@used = whitespace skipped); -1 on a
  * parse error. @flags go to json_loadb (e.g. JSON_DECODE_ANY).
  */
-int qmp_wire_decode(const char *buf, size_t len, size_t flags, json_t **msg,
+__must_check int qmp_wire_decode(const char *buf, size_t len, size_t flags, json_t **msg,
 		    size_t *used);
 /*
  * Room for at least 4 KiB more after @len bytes, doubling the buffer up to
  * @max; -ENOBUFS past @max (a message that large is refused), -ENOMEM.
  */
-int qmp_wire_grow(char **buf, size_t *cap, size_t len, size_t max);
+__must_check int qmp_wire_grow(char **buf, size_t *cap, size_t len, size_t max);
 
 #endif

@@ -3,6 +3,8 @@
 #ifndef GPMM_VCPU_H
 #define GPMM_VCPU_H
 
+#include "vmm/compiler.h"
+
 #include <pthread.h>
 #include <stdbool.h>
 #include <sys/types.h>
@@ -20,15 +22,15 @@ struct vcpu {
 	bool started;
 };
 
-int vcpu_init(struct vm *vm, struct vcpu *vcpu, unsigned int index);
+__must_check int vcpu_init(struct vm *vm, struct vcpu *vcpu, unsigned int index);
 void vcpu_exit(struct vcpu *vcpu);
-int vcpu_start(struct vcpu *vcpu);
+__must_check int vcpu_start(struct vcpu *vcpu);
 /* Make the vCPU leave KVM_RUN soon (signal + immediate_exit). */
 void vcpu_kick(struct vcpu *vcpu);
 /* Append the vCPU's registers to @buf. */
 void vcpu_dump(struct vcpu *vcpu, char *buf, size_t len);
 /* Set up the flat payload's entry state (DESIGN.md boot protocol). */
-int vcpu_setup_flat_boot(struct vcpu *vcpu);
+__must_check int vcpu_setup_flat_boot(struct vcpu *vcpu);
 /* Process-wide: the kick signal's (empty) handler. */
 void vcpu_install_kick_signal(void);
 

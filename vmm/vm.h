@@ -196,9 +196,9 @@ struct vm {
 };
 
 /* Errors come back as -errno with a sentence in @err. */
-int vm_create(const struct vm_config *cfg, struct pool *pool,
+__must_check int vm_create(const struct vm_config *cfg, struct pool *pool,
 	      struct vm **out, char *err, size_t errlen);
-int vm_start(struct vm *vm);
+__must_check int vm_start(struct vm *vm);
 /* Ask every vCPU to stop; the VM ends with @state and @code. */
 void vm_request_stop(struct vm *vm, enum vm_state state, int code);
 void vm_fail(struct vm *vm, struct vcpu *vcpu, const char *fmt, ...)
@@ -208,8 +208,8 @@ int vm_wait(struct vm *vm);
 void vm_destroy(struct vm *vm);
 
 /* Pause and resume from any thread; @self is the calling vCPU or NULL. */
-int vm_pause(struct vm *vm, struct vcpu *self);
-int vm_resume(struct vm *vm, struct vcpu *self);
+__must_check int vm_pause(struct vm *vm, struct vcpu *self);
+__must_check int vm_resume(struct vm *vm, struct vcpu *self);
 enum vm_state vm_get_state(struct vm *vm);
 const char *vm_state_name(enum vm_state state);
 
