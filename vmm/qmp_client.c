@@ -47,8 +47,10 @@ json_t *qmpc_read(struct qmp_client *q)
 
 		if (got < 0)
 			return NULL;
-		memmove(q->buf, q->buf + used, q->len - used);
-		q->len -= used;
+		if (used) {
+			memmove(q->buf, q->buf + used, q->len - used);
+			q->len -= used;
+		}
 		if (got)
 			return msg;
 		if (qmp_wire_grow(&q->buf, &q->cap, q->len, QMPC_MAX_MESSAGE))
