@@ -212,10 +212,24 @@ static enum host_level probe_uffd_wp_span(char *d, size_t len)
  */
 int host_collapse(void *addr)
 {
+	bool touched = false;
+
 	for (int i = 1;; i++) {
 		if (madvise(addr, MM_PAGEBLOCK_SIZE, MADV_COLLAPSE) == 0)
 			return 0;
-		if (errno != EAGAIN || i == COLLAPSE_TRIES)
+		if (errno == EINVAL && !touched) {
+			/*
+			 * Linux 6.1 builds the huge page, drops the range's
+			 * page tables and answers EINVAL, because it cannot
+			 * map the new page itself; the next touch maps it by
+			 * a PMD. Touch, and ask again: a PMD-mapped range
+			 * is a success.
+			 */
+			touched = true;
+			(void)*(volatile uint8_t *)addr;
+			continue;
+		}
+		if (errno != EAGAIN || i >= COLLAPSE_TRIES)
 			return -errno;
 		usleep(1000);
 	}
