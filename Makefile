@@ -167,7 +167,7 @@ test: test-where $(UNIT) $(INTEG) $(GPMM) guests
 # once per host kernel, each in the test VM, and a table kernel x suite.
 test-kernels: $(INTEG) $(GPMM) guests
 	@tests/vm/selftest
-	@tests/vm/kernels $(TEST_KERNELS) -- env $(INTEG_ENV) $(INTEG)
+	@$(INTEG_ENV) tests/vm/kernels $(TEST_KERNELS) -- $(INTEG)
 
 demo: $(GPMM) guests
 	@echo "demo: $(KVM_WHERE)"
