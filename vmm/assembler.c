@@ -83,7 +83,7 @@ static unsigned int pass_budget(struct vm *vm, uint64_t left)
 		struct vm_region *r = &vm->regions[i];
 
 		for (uint64_t g = r->gpa; g < r->gpa + r->size && left; g += MM_PAGEBLOCK_SIZE) {
-			if (vm->stopping || !below_target(vm))
+			if (vm_is_stopping(vm) || !below_target(vm))
 				return done;
 			if (!ready(vm, g))
 				continue;
@@ -117,7 +117,7 @@ static void *assembler_fn(void *arg)
 		for (unsigned int i = 0; i < a->nr_vms; i++) {
 			struct vm *vm = a->vms[i];
 
-			if (!vm->cfg.huge || vm->stopping)
+			if (!vm->cfg.huge || vm_is_stopping(vm))
 				continue;
 			spend(vm, pass_budget(vm, assembler_refill(&vm->assemble_budget_ns,
 								     vm->cfg.huge_rate,

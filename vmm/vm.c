@@ -211,7 +211,7 @@ void vm_request_stop(struct vm *vm, enum vm_state state, int code)
 	pthread_mutex_lock(&vm->lock);
 	first = !vm->stopping;
 	if (first) {
-		vm->stopping = true;
+		__atomic_store_n(&vm->stopping, true, __ATOMIC_RELEASE);
 		vm->state = state;
 		vm->exit_code = code;
 	}

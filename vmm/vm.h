@@ -175,7 +175,7 @@ struct vm {
 	pthread_mutex_t lock;		/* state, pause protocol */
 	pthread_cond_t cond;
 	enum vm_state state;
-	bool stopping;
+	bool stopping;			/* set under lock; read anywhere: vm_is_stopping */
 	unsigned int pause_req;		/* > 0: vCPUs must park */
 	unsigned int parked;		/* vCPUs parked for a pause */
 	unsigned int running_vcpus;	/* threads still in their loop */
@@ -216,5 +216,11 @@ const char *vm_state_name(enum vm_state state);
 void vm_console_write(struct vm *vm, const char *buf, size_t len);
 
 uint64_t vm_now_ns(void);
+
+/* A stop was requested; for threads that do not hold vm->lock. */
+static inline bool vm_is_stopping(struct vm *vm)
+{
+	return __atomic_load_n(&vm->stopping, __ATOMIC_ACQUIRE);
+}
 
 #endif

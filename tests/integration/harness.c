@@ -63,11 +63,16 @@ void test_vm_finish(struct vm *vm, struct run_result *res)
 	vm_wait(vm);
 	res->state = vm->state;
 	res->exit_code = vm->exit_code;
-	res->stats = vm->stats;
-	/* the fault thread counts these: read them as it writes them */
-	res->stats.populated_pages = vm_populated_pages(vm);
-	res->stats.demand_faults = __atomic_load_n(&vm->stats.demand_faults, __ATOMIC_RELAXED);
-	res->stats.fault_ns = __atomic_load_n(&vm->stats.fault_ns, __ATOMIC_RELAXED);
+	/* the fault and vCPU threads count these: read them as they write them */
+#define READ_STAT(f) (res->stats.f = __atomic_load_n(&vm->stats.f, __ATOMIC_RELAXED))
+	READ_STAT(populated_pages);
+	READ_STAT(demand_faults);
+	READ_STAT(fault_ns);
+	READ_STAT(prefault_ns);
+	READ_STAT(create_ns);
+	READ_STAT(first_exit_ns);
+	READ_STAT(exits);
+#undef READ_STAT
 	snprintf(res->report, sizeof(res->report), "%s", vm->report);
 	vm_destroy(vm);
 }
