@@ -214,6 +214,30 @@ static void test_pinned_page_stays(void)
 	pool_close(pool);
 }
 
+/*
+ * Every frame of guest RAM comes through the VM's one per-thread list,
+ * used under mem_lock: no list belongs to a vCPU (the fault thread once
+ * allocated through each vCPU's list, which the vCPU freed at its exit
+ * while the fault thread could still be using it). So once the guest has
+ * touched its RAM, every frame cached on any list of the pool is on the
+ * VM's list.
+ */
+static void test_one_list_per_vm(void)
+{
+	struct pool *pool = test_pool(64);
+	struct run_result res;
+	struct vm *vm = start_memloop(pool, &res, 8, 2);
+	struct mm_stats st;
+
+	CU_ASSERT_FATAL(vm != NULL);
+	CU_ASSERT_EQUAL_FATAL(mm_stats(pool->mm, &st), 0);
+	CU_ASSERT(mm_pcp_count(vm->mem_pcp) > 0);
+	CU_ASSERT_EQUAL(st.pcp_pages, mm_pcp_count(vm->mem_pcp));
+	stop_and_check(vm, &res);
+	CU_ASSERT(pool_is_whole(pool));
+	pool_close(pool);
+}
+
 struct stale_migrate {
 	struct vm *vm;
 	uint64_t old, new;
@@ -291,6 +315,7 @@ int register_migrate_suite(void)
 		{ "assemble 2 MiB ranges live", test_assemble_ranges_live },
 		{ "pinned page stays", test_pinned_page_stays },
 		{ "two threads migrate one VM", test_two_migrators },
+		{ "one per-thread list per VM", test_one_list_per_vm },
 	};
 	return SUITE("migrate", tests);
 }
