@@ -31,7 +31,6 @@
 #include "vmm/migrate.h"
 #include "vmm/vcpu.h"
 
-
 /* Below 3 GiB in one region; above that the rest goes over 4 GiB. */
 static void layout_regions(struct vm *vm)
 {
@@ -438,6 +437,23 @@ void gmem_uffd_stop(struct vm *vm)
 	if (vm->uffd > 0)
 		close(vm->uffd);
 	vm->uffd = vm->uffd_stop = -1;
+}
+
+/*
+ * After a failed remap: a MAP_FIXED that fails may already have unmapped
+ * the range (the host out of mappings, vm.max_map_count), so the old
+ * frames go back under it, page by page. If even that fails the guest
+ * would run on a hole: the VM fails instead, with the reason.
+ */
+void gmem_map_back(struct vm *vm, uint8_t *hva, const uint32_t *frames,
+		   uint64_t n, int why)
+{
+	for (uint64_t i = 0; i < n; i++)
+		if (gmem_map(vm, hva + (i << MM_PAGE_SHIFT), frames[i], MM_PAGE_SIZE)) {
+			vm_fail(vm, NULL, "guest RAM at host %p has no mapping left: %s",
+				(void *)hva, strerror(-why));
+			return;
+		}
 }
 
 /*

@@ -40,6 +40,9 @@ void gmem_uffd_stop(struct vm *vm);
 /* for migrate.c; mem_lock held where it says __ */
 struct vm_region *gmem_region(struct vm *vm, uint64_t gpa, uint64_t len);
 __must_check int gmem_map(struct vm *vm, uint8_t *hva, uint64_t frame, uint64_t len);
+/* Remap @n old frames after a failed remap with error @why; fails the VM if it can't. */
+void gmem_map_back(struct vm *vm, uint8_t *hva, const uint32_t *frames,
+		   uint64_t n, int why);
 /* Back to the pool; a refusal is counted (migstats.free_errors). */
 void gmem_free_frame(struct vm *vm, struct mm_pcp *pcp, uint64_t frame);
 __must_check int __gmem_populate(struct vm *vm, struct vm_region *r, uint64_t idx,

@@ -21,7 +21,6 @@
 #include "vmm/migrate.h"
 #include "vmm/vm.h"
 
-
 int vm_range_populated(struct vm *vm, uint64_t gpa, bool *huge)
 {
 	struct vm_region *r = gmem_region(vm, gpa, 1);
@@ -137,13 +136,8 @@ static int __assemble(struct vm *vm, struct vm_region *r, uint64_t idx0,
 		       pool_frame_ptr(vm->pool, old[i]), MM_PAGE_SIZE);
 	}
 	ret = gmem_map(vm, hva, block, MM_PAGEBLOCK_SIZE);
-	/* as before: a failed MAP_FIXED may have unmapped the range */
-	for (uint64_t i = 0; ret && i < MM_PAGEBLOCK_PAGES; i++)
-		if (gmem_map(vm, hva + (i << MM_PAGE_SHIFT), old[i], MM_PAGE_SIZE)) {
-			vm_fail(vm, NULL, "guest RAM at host %p has no mapping left: %s",
-				(void *)hva, strerror(-ret));
-			break;
-		}
+	if (ret)
+		gmem_map_back(vm, hva, old, MM_PAGEBLOCK_PAGES, ret);
 	migrate_window_close(vm);
 	if (ret)
 		return ret;

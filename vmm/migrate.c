@@ -269,13 +269,8 @@ static int __migrate_page(struct vm *vm, struct vm_region *r, uint64_t idx,
 	memcpy(pool_frame_ptr(vm->pool, new_frame), pool_frame_ptr(vm->pool, from),
 	       MM_PAGE_SIZE);
 	ret = gmem_map(vm, hva, new_frame, MM_PAGE_SIZE);
-	/*
-	 * A failed MAP_FIXED may already have unmapped the page (the host out
-	 * of mappings, vm.max_map_count): put the old frame back under it.
-	 */
-	if (ret && gmem_map(vm, hva, from, MM_PAGE_SIZE))
-		vm_fail(vm, NULL, "guest RAM at host %p has no mapping left: %s",
-			(void *)hva, strerror(-ret));
+	if (ret)
+		gmem_map_back(vm, hva, &from, 1, ret);
 	migrate_window_close(vm);
 	if (ret)
 		return ret;
