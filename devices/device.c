@@ -47,6 +47,15 @@ int dev_register_mmio(struct device_bus *bus, const char *name, uint64_t base,
 	return add_range(bus->mmio, &bus->nr_mmio, name, base, len, io, opaque);
 }
 
+int dev_announce(struct device_bus *bus, const char *hid, uint64_t base,
+		 uint32_t len, uint32_t gsi)
+{
+	if (bus->nr_acpi == DEV_MAX_ACPI)
+		return -ENOSPC;
+	bus->acpi[bus->nr_acpi++] = (struct dev_acpi){ hid, base, len, gsi };
+	return 0;
+}
+
 /*
  * An access belongs to the range its first byte falls in: a 32-bit `out`
  * to the 1-byte exit port 0x501 must reach it, not spill into 0x502.

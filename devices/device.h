@@ -29,7 +29,22 @@ struct dev_range {
 #define DEV_MAX_RANGES	16
 #define DEV_MAX_DEVICES	8
 
+/*
+ * A device the guest cannot probe for (virtio-mmio): the ACPI tables
+ * describe it to the guest by its hardware id, registers and interrupt.
+ */
+struct dev_acpi {
+	const char *hid;	/* e.g. "LNRO0005" for virtio-mmio */
+	uint64_t base;
+	uint32_t len;
+	uint32_t gsi;
+};
+
+#define DEV_MAX_ACPI	8
+
 struct device_bus {
+	struct dev_acpi acpi[DEV_MAX_ACPI];
+	unsigned int nr_acpi;
 	void *priv[DEV_MAX_DEVICES];	/* per device of the registry */
 	struct dev_range pio[DEV_MAX_RANGES];
 	unsigned int nr_pio;
@@ -48,6 +63,8 @@ __must_check int dev_register_pio(struct device_bus *bus, const char *name, uint
 		     uint16_t len, dev_io_fn io, void *opaque);
 __must_check int dev_register_mmio(struct device_bus *bus, const char *name, uint64_t base,
 		      uint64_t len, dev_io_fn io, void *opaque);
+__must_check int dev_announce(struct device_bus *bus, const char *hid, uint64_t base,
+			      uint32_t len, uint32_t gsi);
 /* -ENODEV when nothing claims the address. */
 int dev_pio(struct vm *vm, struct vcpu *vcpu, uint16_t port, uint8_t *data,
 	    unsigned int len, bool is_write);

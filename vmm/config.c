@@ -19,6 +19,8 @@ void config_defaults(struct vm_config *cfg)
 	cfg->huge = true;
 	cfg->huge_rate = 0;
 	cfg->huge_target = 100;
+	cfg->balloon = true;
+	strcpy(cfg->console, "stdio");
 }
 
 int config_parse_size(const char *s, uint64_t *out)
@@ -114,6 +116,20 @@ static int set_cpus(struct vm_config *cfg, const char *value)
 	return 0;
 }
 
+static int set_console(struct vm_config *cfg, const char *value)
+{
+	static const char *const kinds[] = { "stdio", "pty", "none", "socket:", "file:" };
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		size_t n = strlen(kinds[i]);
+
+		if (kinds[i][n - 1] == ':' ? !strncmp(value, kinds[i], n) && value[n]
+					   : !strcmp(value, kinds[i]))
+			return set_string(cfg->console, sizeof(cfg->console), value);
+	}
+	return -EINVAL;
+}
+
 int config_set(struct vm_config *cfg, const char *key, const char *value,
 	       char *err, size_t errlen)
 {
@@ -135,6 +151,26 @@ int config_set(struct vm_config *cfg, const char *key, const char *value,
 	} else if (!strcmp(key, "kernel")) {
 		ret = set_string(cfg->kernel, sizeof(cfg->kernel), value);
 		want = "a file name";
+	} else if (!strcmp(key, "initrd")) {
+		ret = set_string(cfg->initrd, sizeof(cfg->initrd), value);
+		want = "a file name";
+	} else if (!strcmp(key, "append")) {
+		ret = strlen(value) < sizeof(cfg->append) ? 0 : -EINVAL;
+		if (!ret)
+			strcpy(cfg->append, value);
+		want = "a kernel command line shorter than 2048 bytes";
+	} else if (!strcmp(key, "console")) {
+		ret = set_console(cfg, value);
+		want = "stdio, pty, socket:PATH, file:PATH or none";
+	} else if (!strcmp(key, "disk")) {
+		ret = set_string(cfg->disk, sizeof(cfg->disk), value);
+		want = "a raw image file name";
+	} else if (!strcmp(key, "disk_readonly")) {
+		ret = config_parse_bool(value, &cfg->disk_readonly);
+		want = "yes or no";
+	} else if (!strcmp(key, "balloon")) {
+		ret = config_parse_bool(value, &cfg->balloon);
+		want = "yes or no";
 	} else if (!strcmp(key, "qmp")) {
 		ret = set_string(cfg->qmp_path, sizeof(cfg->qmp_path), value);
 		want = "a socket path shorter than 108 bytes";

@@ -333,6 +333,13 @@ enum vm_state vm_get_state(struct vm *vm)
 	return s;
 }
 
+int vm_irq_line(struct vm *vm, unsigned int gsi, bool level)
+{
+	struct kvm_irq_level irq = { .irq = gsi, .level = level };
+
+	return ioctl(vm->fd, KVM_IRQ_LINE, &irq) < 0 ? -errno : 0;
+}
+
 void vm_console_write(struct vm *vm, const char *buf, size_t len)
 {
 	if (vm->console)

@@ -47,7 +47,13 @@ struct vm_config {
 	char name[VM_NAME_MAX];
 	uint64_t ram_bytes;
 	unsigned int cpus;
-	char kernel[PATH_MAX];
+	char kernel[PATH_MAX];	/* flat payload, bzImage or vmlinux (PVH) */
+	char initrd[PATH_MAX];
+	char append[2048];	/* Linux command line, after gpmm's own part */
+	char console[PATH_MAX + 16];	/* stdio, pty, socket:PATH, file:PATH, none */
+	char disk[PATH_MAX];	/* raw image for virtio-blk, "" = none */
+	bool disk_readonly;
+	bool balloon;		/* virtio-balloon with free page reporting */
 	uint64_t pool_bytes;	/* for a `gpmm run` that makes its own pool */
 	bool prefault;
 	char qmp_path[108];	/* sun_path */
@@ -214,6 +220,12 @@ enum vm_state vm_get_state(struct vm *vm);
 const char *vm_state_name(enum vm_state state);
 
 void vm_console_write(struct vm *vm, const char *buf, size_t len);
+
+/*
+ * Drive interrupt line @gsi of the in-kernel IOAPIC (and PIC below 16).
+ * Level-triggered devices hold it while they have something pending.
+ */
+__must_check int vm_irq_line(struct vm *vm, unsigned int gsi, bool level);
 
 uint64_t vm_now_ns(void);
 
