@@ -55,6 +55,8 @@ VMM_SRCS   := vmm/pool.c \
               vmm/assembler.c \
               vmm/report.c \
               vmm/boot.c \
+              vmm/boot_linux.c \
+              vmm/acpi.c \
               vmm/vcpu.c \
               vmm/vm.c \
               vmm/config.c \
@@ -66,9 +68,11 @@ VMM_SRCS   := vmm/pool.c \
               vmm/cmd_frag.c \
               vmm/cmd_host.c \
               vmm/console_buf.c \
+              vmm/console.c \
               devices/device.c \
               devices/serial8250.c \
-              devices/debugport.c
+              devices/debugport.c \
+              devices/power.c
 
 APP_SRCS   := $(VMM_SRCS) \
               bench/prng.c \

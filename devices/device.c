@@ -12,6 +12,7 @@
 static const struct device_ops *const device_registry[] = {
 	&serial8250_device,
 	&debugport_device,
+	&power_device,
 };
 
 #define NR_DEVICES (sizeof(device_registry) / sizeof(device_registry[0]))

@@ -76,5 +76,6 @@ void devices_exit(struct vm *vm);
 
 extern const struct device_ops serial8250_device;
 extern const struct device_ops debugport_device;
+extern const struct device_ops power_device;
 
 #endif

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
+ * Guest loading. The format is the file's own: a Linux setup header
+ * ("HdrS" at 0x202) makes it a bzImage, anything else a flat payload.
+ *
  * Flat payloads: the file goes to 0x100000; below it the VMM builds a GDT
  * and page tables that map guest-physical memory 1:1 with 2 MiB pages, up
  * to the top of RAM or 4 GiB, whichever is higher (so a payload can touch
@@ -31,9 +34,9 @@ static uint64_t mapped_top(const struct vm *vm)
 	return (top + GIB - 1) & ~(GIB - 1);
 }
 
-static int build_page_tables(struct vm *vm)
+static int build_page_tables(struct vm *vm, uint64_t top)
 {
-	uint64_t gib = mapped_top(vm) / GIB;
+	uint64_t gib = top / GIB;
 	uint64_t pml4e = BOOT_PDPT_ADDR | PTE_P | PTE_W;
 	int ret;
 
@@ -52,15 +55,13 @@ static int build_page_tables(struct vm *vm)
 	return ret;
 }
 
-static int build_gdt(struct vm *vm)
+int boot_long_mode(struct vm *vm, uint64_t top, const uint64_t *gdt,
+		   unsigned int entries)
 {
-	static const uint64_t gdt[] = {
-		0,
-		0x00af9b000000ffffULL,	/* 0x08: 64-bit code, DPL 0 */
-		0x00cf93000000ffffULL,	/* 0x10: data, DPL 0 */
-	};
+	int ret = vm_write_guest(vm, BOOT_GDT_ADDR, gdt, entries * sizeof(*gdt));
 
-	return vm_write_guest(vm, BOOT_GDT_ADDR, gdt, sizeof(gdt));
+	vm->boot.gdt_limit = (uint16_t)(entries * sizeof(*gdt) - 1);
+	return ret ? ret : build_page_tables(vm, top);
 }
 
 static int read_payload(struct vm *vm, const char *path, char *err, size_t errlen)
@@ -108,6 +109,11 @@ out:
 
 int boot_load_flat(struct vm *vm, const char *path, char *err, size_t errlen)
 {
+	static const uint64_t gdt[] = {
+		0,
+		0x00af9b000000ffffULL,	/* 0x08: 64-bit code, DPL 0 */
+		0x00cf93000000ffffULL,	/* 0x10: data, DPL 0 */
+	};
 	int ret;
 
 	if (vm->regions[0].size <= GPMM_PAYLOAD_BASE) {
@@ -117,11 +123,44 @@ int boot_load_flat(struct vm *vm, const char *path, char *err, size_t errlen)
 	ret = read_payload(vm, path, err, errlen);
 	if (ret)
 		return ret;
-	ret = build_gdt(vm);
-	if (!ret)
-		ret = build_page_tables(vm);
+	vm->boot = (struct boot_entry){ .rip = GPMM_PAYLOAD_BASE, .cs = 0x08, .ds = 0x10 };
+	ret = boot_long_mode(vm, mapped_top(vm), gdt, 3);
 	if (ret)
 		snprintf(err, errlen, "cannot write the boot page tables: %s",
 			 strerror(-ret));
+	return ret;
+}
+
+static bool is_bzimage(const uint8_t *head, ssize_t n)
+{
+	return n >= 0x206 && !memcmp(head + 0x202, "HdrS", 4);
+}
+
+int boot_load(struct vm *vm, char *err, size_t errlen)
+{
+	const char *path = vm->cfg.kernel;
+	uint8_t head[0x400];
+	struct stat st;
+	ssize_t n;
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot read kernel %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return ret;
+	}
+	n = pread(fd, head, sizeof(head), 0);
+	if (S_ISREG(st.st_mode) && is_bzimage(head, n))
+		ret = boot_load_bzimage(vm, fd, (uint64_t)st.st_size, err, errlen);
+	else if (S_ISREG(st.st_mode) && n >= 4 && !memcmp(head, "\177ELF", 4)) {
+		ret = -ENOEXEC;
+		snprintf(err, errlen, "kernel %s is an ELF file: boot a bzImage "
+			 "(vmlinuz) or a flat payload", path);
+	} else
+		ret = boot_load_flat(vm, path, err, errlen);
+	close(fd);
 	return ret;
 }

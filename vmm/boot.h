@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The flat payload boot protocol of DESIGN.md. */
+/*
+ * Loading a guest: the flat payload protocol of DESIGN.md, or a Linux
+ * kernel by the x86 boot protocol (bzImage). The loader leaves in
+ * vm->boot how the vCPUs start.
+ */
 #ifndef GPMM_BOOT_H
 #define GPMM_BOOT_H
 
@@ -7,6 +11,7 @@
 
 #include "guests/abi.h"	/* the payload protocol: load address, stacks, ports */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,10 +21,25 @@ struct vm;
 #define BOOT_PML4_ADDR		0x1000ULL
 #define BOOT_PDPT_ADDR		0x2000ULL
 #define BOOT_PD_ADDR		0x3000ULL
-#define BOOT_SEL_CODE		0x08
-#define BOOT_SEL_DATA		0x10
 
-/* Load the payload file and build the identity page tables and GDT. */
+/* How the vCPUs start, in 64-bit mode on the identity page tables. */
+struct boot_entry {
+	bool is_linux;		/* only vCPU 0 runs; the others wait for INIT/SIPI */
+	uint64_t rip;
+	uint64_t rsi;		/* Linux: the zero page */
+	uint16_t cs, ds;	/* selectors into the GDT at BOOT_GDT_ADDR */
+	uint16_t gdt_limit;
+};
+
+/* Load vm->cfg.kernel, whatever its format, and set vm->boot. */
+__must_check int boot_load(struct vm *vm, char *err, size_t errlen);
+
+/* for the loaders */
 __must_check int boot_load_flat(struct vm *vm, const char *path, char *err, size_t errlen);
+__must_check int boot_load_bzimage(struct vm *vm, int fd, uint64_t size, char *err,
+				   size_t errlen);
+/* Identity-map [0, @top) with 2 MiB pages and write @gdt. */
+__must_check int boot_long_mode(struct vm *vm, uint64_t top, const uint64_t *gdt,
+				unsigned int entries);
 
 #endif

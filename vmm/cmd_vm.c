@@ -20,19 +20,22 @@
 #include "vmm/qmp_client.h"
 
 static const char run_usage[] =
-	"usage: gpmm run [CONFIG.ini] [--kernel FILE] [--ram SIZE] [--cpus N]\n"
+	"usage: gpmm run [CONFIG.ini] [--kernel FILE] [--initrd FILE] [--append CMDLINE]\n"
+	"                [--ram SIZE] [--cpus N] [--console stdio|pty|socket:PATH|file:PATH|none]\n"
 	"                [--pool SIZE] [--name NAME] [--prefault] [--qmp PATH]\n"
 	"                [--daemon SOCK] [--stats] [--huge on|off] [--huge-fill]\n"
 	"                [--huge-rate RANGES_PER_S] [--huge-target PCT]\n"
-	"Boots a flat payload (DESIGN.md boot protocol) with guest RAM from a\n"
-	"pool of host frames; exits with the guest's exit code (255: the VM\n"
-	"failed, the reason on stderr). With --daemon, a running `gpmm daemon`\n"
+	"Boots a Linux bzImage (x86 boot protocol, ACPI; the guest's poweroff ends\n"
+	"the run with status 0, its reboot restarts it) or a flat payload (DESIGN.md\n"
+	"boot protocol) with guest RAM from a pool of host frames; exits with the\n"
+	"guest's exit code (255: the VM failed, the reason on stderr). The serial\n"
+	"console is the terminal by default (raw; Ctrl-A x leaves). With --daemon, a running `gpmm daemon`\n"
 	"hosts the VM, which lives as long as this command does. --stats prints\n"
 	"the VM's and the pool's statistics (buddyinfo, pagetypeinfo) at the end.\n"
 	"Guest RAM is moved onto 2 MiB host pages while it runs (--huge off to\n"
 	"stop that; --huge-fill populates partly touched 2 MiB ranges to do it).\n"
-	"Config keys (INI, top level or [vm]): name ram cpus kernel pool prefault qmp\n"
-	"huge huge_fill huge_rate huge_target.\n";
+	"Config keys (INI, top level or [vm]): name ram cpus kernel initrd append\n"
+	"console pool prefault qmp huge huge_fill huge_rate huge_target.\n";
 
 static int set_opt(struct vm_config *cfg, const char *key, const char *val)
 {
@@ -52,6 +55,9 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 {
 	static const struct option opts[] = {
 		{ "kernel", required_argument, NULL, 'k' },
+		{ "initrd", required_argument, NULL, 'i' },
+		{ "append", required_argument, NULL, 'a' },
+		{ "console", required_argument, NULL, 'C' },
 		{ "ram", required_argument, NULL, 'm' },
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "pool", required_argument, NULL, 'p' },
@@ -95,6 +101,9 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 
 		switch (c) {
 		case 'k': key = "kernel"; break;
+		case 'i': key = "initrd"; break;
+		case 'a': key = "append"; break;
+		case 'C': key = "console"; break;
 		case 'm': key = "ram"; break;
 		case 'c': key = "cpus"; break;
 		case 'p': key = "pool"; break;
@@ -230,6 +239,23 @@ static int run_remote(const char *sock, const struct vm_config *cfg)
 			 "kernel", kernel, "prefault", cfg->prefault);
 	if (cfg->qmp_path[0])
 		json_object_set_new(args, "qmp", json_string(cfg->qmp_path));
+	if (cfg->initrd[0]) {
+		char initrd[PATH_MAX];
+
+		if (!realpath(cfg->initrd, initrd)) {
+			fprintf(stderr, "gpmm run: cannot read initrd %s: %s\n", cfg->initrd,
+				strerror(errno));
+			json_decref(args);
+			qmpc_close(&q);
+			return 2;
+		}
+		json_object_set_new(args, "initrd", json_string(initrd));
+	}
+	if (cfg->append[0])
+		json_object_set_new(args, "append", json_string(cfg->append));
+	/* the daemon has no terminal of ours: stdio means its events, here */
+	if (strcmp(cfg->console, "stdio"))
+		json_object_set_new(args, "console", json_string(cfg->console));
 	json_object_set_new(args, "huge", json_boolean(cfg->huge));
 	json_object_set_new(args, "huge_fill", json_boolean(cfg->huge_fill));
 	json_object_set_new(args, "huge_rate", json_integer(cfg->huge_rate));

@@ -154,37 +154,18 @@ static void dvm_free(struct dvm *v)
 		close(v->console_rd);
 	if (v->console_wr >= 0)
 		close(v->console_wr);
+	console_close(&v->con);
 	free(v);
 }
 
-int daemon_add_vm(struct daemon *d, const struct vm_config *cfg,
-		  struct conn *owner, bool foreground, struct dvm **out,
-		  char *err, size_t errlen)
+/* Make the VM of @cfg and run it in @v (again, after a guest reset). */
+static int dvm_start(struct daemon *d, struct dvm *v, const struct vm_config *cfg,
+		     char *err, size_t errlen)
 {
-	struct dvm *v = calloc(1, sizeof(*v));
-	int ret;
+	int ret = vm_create(cfg, d->pool, &v->vm, err, errlen);
 
-	if (!v)
-		return -ENOMEM;
-	v->d = d;
-	v->qmp_fd = v->end_efd = v->console_rd = v->console_wr = -1;
-	v->owner = owner;
-	v->foreground = foreground;
-	ret = dvm_open_channels(v, err, errlen);
-	if (!ret && cfg->qmp_path[0]) {
-		v->qmp_fd = daemon_listen(cfg->qmp_path, err, errlen);
-		if (v->qmp_fd < 0)
-			ret = v->qmp_fd;
-		snprintf(v->qmp_path, sizeof(v->qmp_path), "%s", cfg->qmp_path);
-	}
-	if (!ret)
-		ret = vm_create(cfg, d->pool, &v->vm, err, errlen);
-	if (ret) {
-		if (v->qmp_fd < 0)
-			v->qmp_path[0] = '\0';
-		dvm_free(v);
+	if (ret)
 		return ret;
-	}
 	v->vm->console = console_to_pipe;
 	v->vm->console_opaque = v;
 	v->vm->on_end = vm_ended;
@@ -201,9 +182,50 @@ int daemon_add_vm(struct daemon *d, const struct vm_config *cfg,
 	if (ret) {
 		vm_destroy(v->vm);
 		v->vm = NULL;
+	}
+	return ret;
+}
+
+static void announce_console(const struct dvm *v, const struct vm_config *cfg)
+{
+	if (!strcmp(cfg->console, "pty"))
+		fprintf(stderr, "gpmm: VM %s: console on %s\n", cfg->name, v->con.path);
+	else if (!strncmp(cfg->console, "socket:", 7))
+		fprintf(stderr, "gpmm: VM %s: console on socket %s\n", cfg->name, v->con.path);
+}
+
+int daemon_add_vm(struct daemon *d, const struct vm_config *cfg,
+		  struct conn *owner, bool foreground, struct dvm **out,
+		  char *err, size_t errlen)
+{
+	struct dvm *v = calloc(1, sizeof(*v));
+	int ret;
+
+	if (!v)
+		return -ENOMEM;
+	v->d = d;
+	v->qmp_fd = v->end_efd = v->console_rd = v->console_wr = -1;
+	v->owner = owner;
+	v->foreground = foreground;
+	v->con.out_fd = v->con.in_fd = v->con.listen_fd = v->con.pty_slave = -1;
+	ret = dvm_open_channels(v, err, errlen);
+	if (!ret && cfg->qmp_path[0]) {
+		v->qmp_fd = daemon_listen(cfg->qmp_path, err, errlen);
+		if (v->qmp_fd < 0)
+			ret = v->qmp_fd;
+		snprintf(v->qmp_path, sizeof(v->qmp_path), "%s", cfg->qmp_path);
+	}
+	if (!ret)
+		ret = console_open(&v->con, cfg->console, foreground, err, errlen);
+	if (!ret)
+		ret = dvm_start(d, v, cfg, err, errlen);
+	if (ret) {
+		if (v->qmp_fd < 0)
+			v->qmp_path[0] = '\0';
 		dvm_free(v);
 		return ret;
 	}
+	announce_console(v, cfg);
 	v->next = d->vms;
 	d->vms = v;
 	if (out)
@@ -217,14 +239,29 @@ static void forward_console(struct daemon *d, struct dvm *v)
 	ssize_t n;
 
 	while ((n = read(v->console_rd, buf, sizeof(buf))) > 0) {
-		if (v->foreground) {
-			if (write(STDOUT_FILENO, buf, (size_t)n) < 0)
-				break;
-		}
+		console_out(&v->con, buf, (size_t)n);
 		if (v->owner)
 			qmp_event(v->owner, "GPMM_CONSOLE",
 				  json_pack("{s:s%}", "text", buf, (size_t)n));
 	}
+}
+
+/*
+ * Keys for the guest. What its UART cannot take yet is dropped, and
+ * counted there; the operator leaving (Ctrl-A x) stops the VM like QMP
+ * quit does.
+ */
+static void console_keys(struct dvm *v)
+{
+	char buf[4096];
+	ssize_t n = console_read(&v->con, buf, sizeof(buf));
+
+	if (!v->vm || v->ended)
+		return;
+	if (n > 0)
+		vm_console_input(v->vm, buf, (size_t)n);
+	else if (n == -ECANCELED)
+		vm_request_stop(v->vm, VM_SHUTDOWN, 0);
 }
 
 static json_t *end_json(struct vm *vm)
@@ -264,6 +301,38 @@ static void print_vm_stats(struct vm *vm)
 		vm->cfg.prefault ? ", prefaulted" : "", (unsigned long long)s->exits);
 }
 
+/*
+ * The guest reset itself: the old VM gives its frames back and a new one
+ * boots from the same configuration, keeping the VM's sockets, console
+ * and clients. If the new one cannot start, the VM ends with the reason.
+ */
+static void restart_vm(struct daemon *d, struct dvm *v)
+{
+	struct vm_config cfg = v->vm->cfg;
+	char err[512];
+	int ret;
+
+	assembler_remove(d->assembler, v->vm);
+	vm_destroy(v->vm);
+	v->vm = NULL;
+	ret = dvm_start(d, v, &cfg, err, sizeof(err));
+	if (!ret) {
+		v->resets++;
+		qmp_broadcast_vm(d, v, "RESET", json_pack("{s:b, s:s}", "guest", true,
+							  "reason", "guest-reset"));
+		return;
+	}
+	fprintf(stderr, "gpmm: VM %s could not restart after a reset: %s\n", cfg.name, err);
+	qmp_broadcast_vm(d, v, "SHUTDOWN", json_pack("{s:b, s:s, s:i, s:s, s:s}",
+		"guest", false, "reason", "host-error", "exit-code", VM_FAIL_EXIT_CODE,
+		"status", "internal-error", "report", err));
+	d->last_exit_code = VM_FAIL_EXIT_CODE;
+	for (struct conn *c = d->conns; c; c = c->next)
+		if (c->vm == v)
+			c->dead = true;
+	v->ended = true;
+}
+
 /* The VM's threads are done: report, give its frames back, forget it. */
 static void finish_vm(struct daemon *d, struct dvm *v)
 {
@@ -274,6 +343,10 @@ static void finish_vm(struct daemon *d, struct dvm *v)
 		return;
 	vm_wait(vm);
 	forward_console(d, v);
+	if (vm->reboot && !d->quitting) {
+		restart_vm(d, v);
+		return;
+	}
 	if (vm->state == VM_FAILED && (v->foreground || d->verbose))
 		fprintf(stderr, "gpmm: VM %s stopped: %s", vm->cfg.name, vm->report);
 	if (v->console_dropped)
@@ -368,7 +441,8 @@ static void on_signal(struct daemon *d)
 	}
 }
 
-enum { SRC_SIG, SRC_LISTEN, SRC_VM_QMP, SRC_VM_END, SRC_VM_CONSOLE, SRC_CONN };
+enum { SRC_SIG, SRC_LISTEN, SRC_VM_QMP, SRC_VM_END, SRC_VM_CONSOLE, SRC_CONN,
+       SRC_VM_KEYS, SRC_VM_CONSOLE_ACCEPT };
 
 struct source {
 	int kind;
@@ -394,6 +468,10 @@ static size_t build_poll(struct daemon *d, struct pollfd *pfd, struct source *sr
 		ADD(v->end_efd, SRC_VM_END, v);
 		if (v->qmp_fd >= 0)
 			ADD(v->qmp_fd, SRC_VM_QMP, v);
+		if (v->con.in_fd >= 0)
+			ADD(v->con.in_fd, SRC_VM_KEYS, v);
+		if (v->con.listen_fd >= 0)
+			ADD(v->con.listen_fd, SRC_VM_CONSOLE_ACCEPT, v);
 	}
 	for (struct conn *c = d->conns; c; c = c->next) {
 		ADD(c->fd, SRC_CONN, c);
@@ -418,7 +496,7 @@ int daemon_loop(struct daemon *d)
 		size_t n;
 
 		for (struct dvm *v = d->vms; v; v = v->next)
-			max += 3;
+			max += 5;
 		for (struct conn *c = d->conns; c; c = c->next)
 			max++;
 		pfd = calloc(max, sizeof(*pfd));
@@ -444,6 +522,8 @@ int daemon_loop(struct daemon *d)
 				case SRC_VM_QMP: accept_conn(d, ((struct dvm *)src[i].ptr)->qmp_fd, src[i].ptr); break;
 				case SRC_VM_CONSOLE: forward_console(d, src[i].ptr); break;
 				case SRC_VM_END: finish_vm(d, src[i].ptr); break;
+				case SRC_VM_KEYS: console_keys(src[i].ptr); break;
+				case SRC_VM_CONSOLE_ACCEPT: console_accept(&((struct dvm *)src[i].ptr)->con); break;
 				case SRC_CONN:
 					if ((pfd[i].revents & POLLOUT) && qmp_flush(src[i].ptr) < 0)
 						break;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "vmm/pool.h"
+#include "vmm/console.h"
 #include "vmm/vm.h"
 
 struct daemon;
@@ -28,6 +29,8 @@ struct dvm {
 	int console_rd;		/* guest serial output, read by the loop */
 	int console_wr;
 	uint64_t console_dropped;
+	struct console con;	/* where the console goes, where keys come from */
+	unsigned int resets;	/* guest-initiated restarts so far */
 	struct conn *owner;	/* `gpmm run --daemon` client, or NULL */
 	bool foreground;	/* console to our stdout */
 	bool ended;

@@ -38,7 +38,50 @@ void vcpu_install_kick_signal(void)
 	sigaction(KICK_SIGNAL, &sa, NULL);
 }
 
-/* Each vCPU sees its own APIC id; no cmpxchg16b (DESIGN.md: the emulator). */
+/*
+ * What KVM supports, plus what a VMM owes its guest: the hypervisor bit
+ * (without it Linux never looks for KVM's leaves: no kvmclock, no TSC
+ * frequency, a guest that thinks it runs on bare hardware), and a
+ * topology that matches the MADT: N CPUs, one thread each, APIC id =
+ * vCPU index. No cmpxchg16b (DESIGN.md: the emulator).
+ */
+static void fix_cpuid_entry(struct kvm_cpuid_entry2 *e, unsigned int index,
+			    unsigned int cpus)
+{
+	unsigned int shift = 0;
+
+	while ((1U << shift) < cpus)
+		shift++;
+	switch (e->function) {
+	case 1:
+		e->ebx = (e->ebx & 0x0000ffff) | (index << 24) | (cpus << 16);
+		e->ecx &= ~(1U << 13);
+		e->ecx |= 1U << 31;
+		if (cpus > 1)
+			e->edx |= 1U << 28;	/* HTT: ebx[23:16] is valid */
+		break;
+	case 0xb:
+	case 0x1f:
+		if (e->index == 0) {		/* SMT level: one thread a core */
+			e->eax = 0;
+			e->ebx = 1;
+			e->ecx = (1U << 8) | e->index;
+		} else if (e->index == 1) {	/* core level: every vCPU */
+			e->eax = shift;
+			e->ebx = cpus;
+			e->ecx = (2U << 8) | e->index;
+		} else {
+			e->eax = e->ebx = 0;
+			e->ecx = e->index;
+		}
+		e->edx = index;
+		break;
+	case 0x80000008:
+		e->ecx = (e->ecx & ~0xf0ffU) | (shift << 12) | (cpus - 1);
+		break;
+	}
+}
+
 static int vcpu_set_cpuid(struct vcpu *vcpu)
 {
 	const struct kvm_cpuid2 *host = kvm_supported_cpuid();
@@ -49,16 +92,8 @@ static int vcpu_set_cpuid(struct vcpu *vcpu)
 	if (!c)
 		return -ENOMEM;
 	memcpy(c, host, size);
-	for (unsigned int i = 0; i < c->nent; i++) {
-		struct kvm_cpuid_entry2 *e = &c->entries[i];
-
-		if (e->function == 1) {
-			e->ebx = (e->ebx & 0x00ffffff) | (vcpu->index << 24);
-			e->ecx &= ~(1U << 13);
-		} else if (e->function == 0xb || e->function == 0x1f) {
-			e->edx = vcpu->index;
-		}
-	}
+	for (unsigned int i = 0; i < c->nent; i++)
+		fix_cpuid_entry(&c->entries[i], vcpu->index, vcpu->vm->cfg.cpus);
 	ret = ioctl(vcpu->fd, KVM_SET_CPUID2, c) < 0 ? -errno : 0;
 	free(c);
 	return ret;
@@ -82,7 +117,7 @@ int vcpu_init(struct vm *vm, struct vcpu *vcpu, unsigned int index)
 	}
 	ret = vcpu_set_cpuid(vcpu);
 	if (!ret)
-		ret = vcpu_setup_flat_boot(vcpu);
+		ret = vcpu_setup_boot(vcpu);
 	return ret;
 }
 
@@ -105,26 +140,38 @@ static void set_segment(struct kvm_segment *s, uint16_t sel, uint8_t type,
 	};
 }
 
-int vcpu_setup_flat_boot(struct vcpu *vcpu)
+/*
+ * Every vCPU of a flat payload starts at once at the entry; a Linux guest
+ * starts on vCPU 0 alone, the others stay as KVM made them (waiting for
+ * the INIT/SIPI the kernel sends through its local APIC).
+ */
+int vcpu_setup_boot(struct vcpu *vcpu)
 {
+	const struct boot_entry *b = &vcpu->vm->boot;
 	struct kvm_mp_state mp = { .mp_state = KVM_MP_STATE_RUNNABLE };
 	struct kvm_sregs sregs;
 	struct kvm_regs regs = {
-		.rip = GPMM_PAYLOAD_BASE,
-		.rdi = vcpu->vm->cfg.ram_bytes,
-		.rsi = vcpu->index,
-		.rdx = vcpu->vm->nr_vcpus,
-		.rsp = GPMM_PAYLOAD_BASE - vcpu->index * GPMM_STACK_STRIDE,
+		.rip = b->rip,
 		.rflags = 0x2,
 	};
 
+	if (b->is_linux && vcpu->index)
+		return 0;
+	if (b->is_linux) {
+		regs.rsi = b->rsi;
+	} else {
+		regs.rdi = vcpu->vm->cfg.ram_bytes;
+		regs.rsi = vcpu->index;
+		regs.rdx = vcpu->vm->nr_vcpus;
+		regs.rsp = GPMM_PAYLOAD_BASE - vcpu->index * GPMM_STACK_STRIDE;
+	}
 	if (ioctl(vcpu->fd, KVM_GET_SREGS, &sregs) < 0)
 		return -errno;
-	set_segment(&sregs.cs, BOOT_SEL_CODE, 0xb, true);
-	set_segment(&sregs.ds, BOOT_SEL_DATA, 0x3, false);
+	set_segment(&sregs.cs, b->cs, 0xb, true);
+	set_segment(&sregs.ds, b->ds, 0x3, false);
 	sregs.es = sregs.fs = sregs.gs = sregs.ss = sregs.ds;
 	sregs.gdt.base = BOOT_GDT_ADDR;
-	sregs.gdt.limit = 3 * 8 - 1;
+	sregs.gdt.limit = b->gdt_limit;
 	sregs.idt.base = 0;
 	sregs.idt.limit = 0;
 	sregs.cr3 = BOOT_PML4_ADDR;
@@ -134,10 +181,6 @@ int vcpu_setup_flat_boot(struct vcpu *vcpu)
 	if (ioctl(vcpu->fd, KVM_SET_SREGS, &sregs) < 0 ||
 	    ioctl(vcpu->fd, KVM_SET_REGS, &regs) < 0)
 		return -errno;
-	/*
-	 * With the in-kernel irqchip, vCPUs other than 0 would wait for an
-	 * INIT/SIPI; the protocol starts every vCPU at once.
-	 */
 	return ioctl(vcpu->fd, KVM_SET_MP_STATE, &mp) < 0 ? -errno : 0;
 }
 

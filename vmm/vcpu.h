@@ -30,7 +30,7 @@ void vcpu_kick(struct vcpu *vcpu);
 /* Append the vCPU's registers to @buf. */
 void vcpu_dump(struct vcpu *vcpu, char *buf, size_t len);
 /* Set up the flat payload's entry state (DESIGN.md boot protocol). */
-__must_check int vcpu_setup_flat_boot(struct vcpu *vcpu);
+__must_check int vcpu_setup_boot(struct vcpu *vcpu);
 /* Process-wide: the kick signal's (empty) handler. */
 void vcpu_install_kick_signal(void);
 

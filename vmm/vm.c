@@ -161,7 +161,7 @@ int vm_create(const struct vm_config *cfg, struct pool *pool,
 	if (!ret && (ret = devices_init(vm)))
 		snprintf(err, errlen, "device setup: %s", strerror(-ret));
 	if (!ret)
-		ret = boot_load_flat(vm, cfg->kernel, err, errlen);
+		ret = boot_load(vm, err, errlen);
 	if (!ret)
 		ret = create_vcpus(vm, err, errlen);
 	if (ret) {
@@ -344,4 +344,23 @@ void vm_console_write(struct vm *vm, const char *buf, size_t len)
 {
 	if (vm->console)
 		vm->console(vm->console_opaque, buf, len);
+}
+
+size_t vm_console_input(struct vm *vm, const char *buf, size_t len)
+{
+	return vm->console_input ? vm->console_input(vm->console_input_opaque, buf, len) : 0;
+}
+
+/*
+ * A reset ends this run of the VM like a power-off; whoever owns it sees
+ * vm->reboot and starts it again from the same configuration, so the new
+ * run begins with fresh RAM and devices, as after a real reset.
+ */
+void vm_guest_power(struct vm *vm, bool reboot)
+{
+	pthread_mutex_lock(&vm->lock);
+	if (!vm->stopping)
+		vm->reboot = reboot;
+	pthread_mutex_unlock(&vm->lock);
+	vm_request_stop(vm, VM_SHUTDOWN, 0);
 }

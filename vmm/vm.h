@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "devices/device.h"
+#include "vmm/boot.h"
 #include "vmm/pool.h"
 
 #define VM_NAME_MAX		64
@@ -141,6 +142,7 @@ struct vcpu;
 struct vm;
 
 typedef void (*vm_console_fn)(void *opaque, const char *buf, size_t len);
+typedef size_t (*vm_console_input_fn)(void *opaque, const char *buf, size_t len);
 typedef int (*vm_checkpoint_fn)(struct vm *vm, uint32_t n, void *opaque);
 typedef void (*vm_end_fn)(struct vm *vm, void *opaque);
 
@@ -172,6 +174,7 @@ struct vm {
 	pthread_mutex_t mem_lock;	/* backing map and mappings */
 
 	struct device_bus bus;
+	struct boot_entry boot;		/* how the vCPUs start (the loader's) */
 
 	int uffd;
 	int uffd_stop;			/* eventfd that ends the fault thread */
@@ -190,6 +193,9 @@ struct vm {
 
 	vm_console_fn console;
 	void *console_opaque;
+	vm_console_input_fn console_input;	/* the UART's receive side */
+	void *console_input_opaque;
+	bool reboot;			/* the guest asked for a reset: run it again */
 	vm_checkpoint_fn checkpoint;
 	void *checkpoint_opaque;
 	vm_end_fn on_end;
@@ -220,6 +226,10 @@ enum vm_state vm_get_state(struct vm *vm);
 const char *vm_state_name(enum vm_state state);
 
 void vm_console_write(struct vm *vm, const char *buf, size_t len);
+/* Keys for the guest's console; returns how many it took. */
+size_t vm_console_input(struct vm *vm, const char *buf, size_t len);
+/* The guest powered off (@reboot false) or reset itself (true). */
+void vm_guest_power(struct vm *vm, bool reboot);
 
 /*
  * Drive interrupt line @gsi of the in-kernel IOAPIC (and PIC below 16).
