@@ -99,6 +99,7 @@ DEPS_OK    := build/.deps-ok
 all: $(GPMM) guests
 
 include guests/Makefile.inc
+include guests/linux/Makefile.inc
 
 # A fresh machine needs nothing by hand: install what is missing, once (the
 # stamp build/.deps-ok skips the check afterwards). Says what it installs,
