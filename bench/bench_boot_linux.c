@@ -122,8 +122,10 @@ static void build_argv(const struct vmm_kind *k, const struct linux_opts *o,
 	if (!k->machine) {
 		n = readlink("/proc/self/exe", bufs[2], PATH_MAX - 1);
 		bufs[2][n > 0 ? n : 0] = '\0';
+		/* its own QMP socket name: no clash with a VM the user runs */
+		snprintf(bufs[3], PATH_MAX, "bench-linux-%d", (int)getpid());
 		copy_args(argv, (const char *const[]) {
-			bufs[2], "run", "--kernel", o->kernel, "--initrd", o->initrd,
+			bufs[2], "run", "--name", bufs[3], "--kernel", o->kernel, "--initrd", o->initrd,
 			"--ram", bufs[0], "--cpus", bufs[1], "--console", "stdio",
 			"--append", o->append, NULL });
 		return;
@@ -208,7 +210,7 @@ static void read_console(int fd, uint64_t t0, uint64_t deadline, struct boot_run
 static void boot_once(const struct vmm_kind *k, const struct linux_opts *o,
 		      struct boot_run *r)
 {
-	static char bufs[3][PATH_MAX];
+	static char bufs[4][PATH_MAX];
 	char *argv[MAX_ARGS];
 	uint64_t t0, deadline;
 	int fds[2];
@@ -224,6 +226,8 @@ static void boot_once(const struct vmm_kind *k, const struct linux_opts *o,
 	t0 = vm_now_ns();
 	deadline = t0 + (uint64_t)o->timeout_s * 1000000000ULL;
 	pid = spawn(argv, fds[1]);
+	if (pid > 0)
+		setpgid(pid, pid);	/* as the child does: whichever runs first */
 	close(fds[1]);
 	if (pid < 0) {
 		r->end = BOOT_NO_START;
