@@ -82,6 +82,7 @@ APP_SRCS   := $(VMM_SRCS) \
               bench/bench_frag.c \
               bench/bench_alloc.c \
               bench/bench_vm.c \
+              bench/bench_boot_linux.c \
               bench/bench_hugeback.c \
               vmm/cli.c
 
@@ -103,6 +104,7 @@ DEPS_OK    := build/.deps-ok
 all: $(GPMM) guests
 
 include guests/Makefile.inc
+include guests/linux/Makefile.inc
 
 # A fresh machine needs nothing by hand: install what is missing, once (the
 # stamp build/.deps-ok skips the check afterwards). Says what it installs,

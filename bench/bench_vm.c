@@ -143,6 +143,7 @@ static int parse_common(int argc, char **argv, const char *usage, int *runs,
 
 static const char boot_usage[] =
 	"usage: gpmm bench boot [--runs N] [--guests DIR] [--json]\n"
+	"       gpmm bench boot --linux [...]  (a Linux guest vs QEMU: --linux --help)\n"
 	"Launch-to-first-instruction of the hello payload (16 MiB, 1 vCPU):\n"
 	"vm_create to the first VM exit (the payload's first instruction is an\n"
 	"out to port 0x80), and a whole `gpmm run` process, median of N runs.\n";
@@ -154,6 +155,9 @@ int cmd_bench_boot(int argc, char **argv)
 	bool json = false;
 	struct pool *pool;
 
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--linux"))
+			return cmd_bench_boot_linux(argc, argv);
 	ret = parse_common(argc, argv, boot_usage, &runs, &ram, &json);
 	if (ret)
 		return ret == 1 ? 0 : ret;

@@ -21,7 +21,7 @@ static const struct cli_cmd bench_cmds[] = {
 	{ "frag", cmd_bench_frag, "fragmentation at rest: buddy vs grouping" },
 	{ "alloc", cmd_bench_alloc, "order-0 allocator throughput" },
 	{ "trace-gen", cmd_bench_trace_gen, "write a built-in workload as a trace" },
-	{ "boot", cmd_bench_boot, "launch to first guest instruction" },
+	{ "boot", cmd_bench_boot, "launch to first guest instruction; --linux: to Linux userland vs QEMU" },
 	{ "fault", cmd_bench_fault, "demand fault vs prefault cost per page" },
 	{ "migrate", cmd_bench_migrate, "live migrations/s and vCPU stalls" },
 	{ "hugeback", cmd_bench_hugeback, "huge-backed share over time vs QEMU" },
