@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Linux guests: Debian's stock bzImage with our initramfs (make
+ * guest-linux), driven through `gpmm run`'s serial console on pipes, as
+ * an operator at a terminal would. What is checked comes from the guest
+ * itself (its marker line, /proc, dmesg) or from the host kernel (smaps),
+ * compared with gpmm's own bookkeeping.
+ *
+ * Always in the test VM (tests/vm/run): on the emulated KVM some hosts
+ * have, Linux stops early (DESIGN.md).
+ */
+#include <CUnit/CUnit.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/integration/child.h"
+#include "tests/integration/harness.h"
+
+#define BOOT_TIMEOUT	600	/* s: a Linux boot in the nested VM takes 10-60 */
+#define CMD_TIMEOUT	300
+
+static const char *linux_file(const char *name)
+{
+	static __thread char paths[2][512];
+	static __thread unsigned int next;
+	const char *dir = getenv("GUESTS");
+	char *p = paths[next++ % 2];
+
+	snprintf(p, sizeof(paths[0]), "%s/linux/%s", dir ? dir : "build/guests", name);
+	return p;
+}
+
+/* `gpmm run` of the Linux guest with @ram_mib and @cpus; extra options after. */
+static int boot(struct child *c, const char *name, unsigned int ram_mib, unsigned int cpus,
+		const char *append, const char *extra)
+{
+	char ram[16], ncpu[8], qmp[256];
+	char *argv[32];
+	int n = 0;
+
+	snprintf(ram, sizeof(ram), "%uM", ram_mib);
+	snprintf(ncpu, sizeof(ncpu), "%u", cpus);
+	snprintf(qmp, sizeof(qmp), "%s/%s.qmp", test_run_dir(), name);
+	argv[n++] = (char *)gpmm_bin();
+	argv[n++] = "run";
+	argv[n++] = "--kernel";
+	argv[n++] = (char *)linux_file("bzImage");
+	argv[n++] = "--initrd";
+	argv[n++] = (char *)linux_file("initramfs.cpio.gz");
+	argv[n++] = "--ram";
+	argv[n++] = ram;
+	argv[n++] = "--cpus";
+	argv[n++] = ncpu;
+	argv[n++] = "--pool";
+	argv[n++] = "512M";
+	argv[n++] = "--name";
+	argv[n++] = (char *)name;
+	argv[n++] = "--qmp";
+	argv[n++] = qmp;
+	argv[n++] = "--append";
+	argv[n++] = (char *)append;
+	if (extra)
+		argv[n++] = (char *)extra;
+	argv[n] = NULL;
+	return child_spawn(c, argv);
+}
+
+static unsigned long long number_after(const char *text, const char *key)
+{
+	const char *p = text ? strstr(text, key) : NULL;
+
+	return p ? strtoull(p + strlen(key), NULL, 0) : 0;
+}
+
+/* Wait for the shell's answer to @cmd: it prints "@tag<value>". */
+static bool ask(struct child *c, const char *cmd, const char *tag)
+{
+	return child_send(c, cmd) && child_expect(c, tag, CMD_TIMEOUT);
+}
+
+/*
+ * The whole life of a guest: boot with 2 CPUs and our command line, the
+ * guest's view of memory and CPUs, a command typed on the console, a
+ * reboot that boots again, a poweroff that ends `gpmm run` with 0.
+ */
+static void test_linux_boot_console_power(void)
+{
+	struct child c;
+	const char *p;
+
+	CU_ASSERT_FATAL(boot(&c, "lx1", 256, 2, "quiet gpmm.test=hello", "--stats") == 0);
+	if (!child_expect(&c, "GPMM-LINUX-INIT cpus=", BOOT_TIMEOUT)) {
+		CU_FAIL("no init marker");
+		fprintf(stderr, "\nconsole:\n%s\n", child_tail(&c, 3000));
+		child_end(&c);
+		return;
+	}
+	p = c.out + c.mark;
+	CU_ASSERT_EQUAL(atoi(p), 2);
+	/* MemTotal is RAM less what the kernel keeps: between 70% and 100% */
+	CU_ASSERT(number_after(p, "memtotal_kb=") > 256 * 1024 * 7 / 10);
+	CU_ASSERT(number_after(p, "memtotal_kb=") < 256 * 1024);
+	CU_ASSERT(child_expect(&c, "gpmm.test=hello", 10));
+
+	/* the guest's own account of its memory: our e820 map, "Memory:" = --ram */
+	CU_ASSERT(ask(&c, "dmesg | grep -E 'BIOS-e820|Memory:' | sed 's/^/dm: /'",
+		      "dm: [    0.000000] BIOS-e820: [mem 0x0000000000100000-0x000000000fffffff] usable"));
+	CU_ASSERT(child_expect(&c, "dm: [    0.000000] Memory: ", 30));
+	p = strchr(c.out + c.mark, '/');
+	/* total = RAM less the 0x9fc00-0x100000 hole and page 0 */
+	CU_ASSERT(p && atoi(p + 1) > 256 * 1024 - 1024 && atoi(p + 1) <= 256 * 1024);
+	CU_ASSERT(ask(&c, "cat /sys/devices/system/cpu/online | sed 's/^/cpus: /'", "cpus: 0-1"));
+
+	/* typed on the serial console, answered by the guest's shell */
+	CU_ASSERT(ask(&c, "echo answer=$((6*7))", "answer=42"));
+
+	CU_ASSERT(child_send(&c, "reboot"));
+	CU_ASSERT(child_expect(&c, "GPMM-LINUX-INIT cpus=2", BOOT_TIMEOUT));
+	CU_ASSERT(ask(&c, "echo again=$((7*6))", "again=42"));
+	CU_ASSERT(child_send(&c, "poweroff"));
+	CU_ASSERT_EQUAL(child_wait(&c, CMD_TIMEOUT), 0);
+	/* every frame of the pool came back after the VM ended (--stats) */
+	CU_ASSERT_PTR_NOT_NULL(strstr(c.out, "pool after the VM gave its frames back"));
+	p = strstr(c.out, "pool after the VM gave its frames back: ");
+	if (p) {
+		unsigned long long free_f = 0, all = 0;
+
+		sscanf(p, "pool after the VM gave its frames back: %llu of %llu", &free_f, &all);
+		CU_ASSERT(all > 0 && free_f == all);
+	}
+	if (CU_get_number_of_failures())
+		fprintf(stderr, "\nconsole tail:\n%s\n", child_tail(&c, 3000));
+	child_end(&c);
+}
+
+int register_linux_suite(void)
+{
+	CU_pSuite s = CU_add_suite("linux", NULL, NULL);
+
+	if (!s || !CU_add_test(s, "boot, console, reboot, poweroff", test_linux_boot_console_power))
+		return CU_get_error();
+	return CUE_SUCCESS;
+}
