@@ -9,9 +9,16 @@
 #include "devices/device.h"
 #include "vmm/vm.h"
 
+/*
+ * virtio-mmio devices take the next free slot in this order: with a disk,
+ * virtio-blk at 0xd0000000 (GSI 16) and the balloon next; without, the
+ * balloon there.
+ */
 static const struct device_ops *const device_registry[] = {
 	&serial8250_device,
 	&debugport_device,
+	&virtio_blk_device,
+	&virtio_balloon_device,
 };
 
 #define NR_DEVICES (sizeof(device_registry) / sizeof(device_registry[0]))
@@ -100,6 +107,14 @@ int devices_init(struct vm *vm)
 		}
 	}
 	return 0;
+}
+
+void *dev_priv(struct vm *vm, const struct device_ops *ops)
+{
+	for (unsigned int i = 0; i < NR_DEVICES; i++)
+		if (device_registry[i] == ops)
+			return vm->bus.priv[i];
+	return NULL;
 }
 
 void devices_exit(struct vm *vm)

@@ -73,8 +73,12 @@ int dev_mmio(struct vm *vm, struct vcpu *vcpu, uint64_t addr, uint8_t *data,
 
 __must_check int devices_init(struct vm *vm);
 void devices_exit(struct vm *vm);
+/* The instance of registry device @ops in @vm, NULL if it made none. */
+void *dev_priv(struct vm *vm, const struct device_ops *ops);
 
 extern const struct device_ops serial8250_device;
 extern const struct device_ops debugport_device;
+extern const struct device_ops virtio_blk_device;
+extern const struct device_ops virtio_balloon_device;
 
 #endif
