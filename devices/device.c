@@ -94,15 +94,19 @@ int dev_mmio(struct vm *vm, struct vcpu *vcpu, uint64_t addr, uint8_t *data,
 		 : -ENODEV;
 }
 
+/*
+ * A device that fails cleans up after itself; those before it are undone
+ * here. Either way each exit hook runs once: the VM's destruction calls
+ * devices_exit again, which skips what is gone (priv NULL).
+ */
 int devices_init(struct vm *vm)
 {
 	for (unsigned int i = 0; i < NR_DEVICES; i++) {
 		int err = device_registry[i]->init(vm, &vm->bus.priv[i]);
 
 		if (err) {
-			while (i-- > 0)
-				if (device_registry[i]->exit)
-					device_registry[i]->exit(vm, vm->bus.priv[i]);
+			vm->bus.priv[i] = NULL;
+			devices_exit(vm);
 			return err;
 		}
 	}
@@ -119,7 +123,9 @@ void *dev_priv(struct vm *vm, const struct device_ops *ops)
 
 void devices_exit(struct vm *vm)
 {
-	for (unsigned int i = NR_DEVICES; i-- > 0;)
-		if (device_registry[i]->exit)
+	for (unsigned int i = NR_DEVICES; i-- > 0;) {
+		if (device_registry[i]->exit && vm->bus.priv[i])
 			device_registry[i]->exit(vm, vm->bus.priv[i]);
+		vm->bus.priv[i] = NULL;
+	}
 }

@@ -52,7 +52,11 @@ struct device_bus {
 	unsigned int nr_mmio;
 };
 
-/* A device model: what the registry below instantiates for every VM. */
+/*
+ * A device model: what the registry below instantiates for every VM. init
+ * may leave *priv NULL (nothing to make for this VM's config); exit runs
+ * once, for a non-NULL priv only.
+ */
 struct device_ops {
 	const char *name;
 	int (*init)(struct vm *vm, void **priv);

@@ -144,31 +144,63 @@ static void give_back(struct virtio_balloon *b, uint64_t pfn, uint64_t n)
 	}
 }
 
+/* Consecutive PFNs, rising (dir 1) or falling (dir -1) from first. */
+struct pfn_run {
+	uint64_t first, n;
+	int dir;
+};
+
+static void run_flush(struct virtio_balloon *b, struct pfn_run *r)
+{
+	if (r->n)
+		give_back(b, r->dir < 0 ? r->first - (r->n - 1) : r->first, r->n);
+	r->n = 0;
+}
+
+static bool run_extends(const struct pfn_run *r, uint64_t pfn)
+{
+	if (r->n == 1)
+		return pfn == r->first + 1 || pfn + 1 == r->first;
+	return pfn == (r->dir > 0 ? r->first + r->n : r->first - r->n);
+}
+
+static void run_add(struct virtio_balloon *b, struct pfn_run *r, uint64_t pfn)
+{
+	if (r->n && run_extends(r, pfn)) {
+		if (r->n == 1)
+			r->dir = pfn > r->first ? 1 : -1;
+		r->n++;
+		return;
+	}
+	run_flush(b, r);
+	*r = (struct pfn_run){ pfn, 1, 1 };
+}
+
 /*
  * An inflate buffer: an array of le32 PFNs. Linux allocates balloon pages
  * one at a time and often gets neighbours, in either order: consecutive
- * PFNs, rising or falling, are given back as one range (one remap).
+ * PFNs, rising or falling, are given back as one range (one remap, and a
+ * whole 2 MiB backing freed as one block), across the batches they are
+ * read in.
  */
 static int inflate(struct virtio_balloon *b, const struct virtq_chain *c)
 {
 	uint64_t n = c->read_len / sizeof(uint32_t);
+	struct pfn_run run = { 0 };
 
 	for (uint64_t off = 0; off < n; off += BALLOON_PFN_BATCH) {
 		unsigned int cnt = n - off < BALLOON_PFN_BATCH ? (unsigned int)(n - off)
 							       : BALLOON_PFN_BATCH;
-		const uint32_t *p = b->pfns;
 
 		if (virtq_read(b->mmio->vm, c, off * sizeof(uint32_t), b->pfns,
-			       cnt * sizeof(uint32_t)))
+			       cnt * sizeof(uint32_t))) {
+			run_flush(b, &run);
 			return -EFAULT;
-		for (unsigned int i = 0, run; i < cnt; i += run) {
-			int64_t dir = i + 1 < cnt && p[i + 1] + 1ULL == p[i] ? -1 : 1;
-
-			for (run = 1; i + run < cnt && (int64_t)p[i + run] == p[i] + dir * run; run++)
-				;
-			give_back(b, dir > 0 ? p[i] : p[i + run - 1], run);
 		}
+		for (unsigned int i = 0; i < cnt; i++)
+			run_add(b, &run, b->pfns[i]);
 	}
+	run_flush(b, &run);
 	return 0;
 }
 
