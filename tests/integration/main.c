@@ -11,11 +11,13 @@
 int register_vm_suite(void);
 int register_cli_suite(void);
 int register_migrate_suite(void);
+int register_virtio_suite(void);
 
 static int (*const suites[])(void) = {
 	register_vm_suite,
 	register_cli_suite,
 	register_migrate_suite,
+	register_virtio_suite,
 };
 
 #define NR_SUITES (sizeof(suites) / sizeof(suites[0]))
