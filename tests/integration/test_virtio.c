@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -371,6 +372,165 @@ static void test_discard_edges(void)
 	pool_close(pool);
 }
 
+struct racer {
+	struct vm *vm;
+	bool stop;
+	uint64_t moved, compactions, free_errors;
+};
+
+#define RACE_BASE	(8 * MIB)
+#define RACE_RANGES	8
+#define RACE_PAGES	(RACE_RANGES * 512)
+
+/* Moves random pages of the race area live, as compaction's callback would. */
+static void *race_migrator(void *arg)
+{
+	struct racer *r = arg;
+	uint64_t seed = 7;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		long frame = mm_alloc(r->vm->pool->mm, NULL, 0, MIGRATE_MOVABLE, r->vm->owner);
+		uint64_t old, gpa;
+
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		gpa = RACE_BASE + ((seed >> 33) % RACE_PAGES) * 4096;
+		if (frame < 0)
+			continue;
+		/* CUnit is not thread-safe: count here, assert on the test's thread */
+		if (vm_migrate_page(r->vm, gpa, (uint64_t)frame, &old) == 0) {
+			r->free_errors += mm_free(r->vm->pool->mm, NULL, old) != 0;
+			r->moved++;
+		} else {
+			r->free_errors += mm_free(r->vm->pool->mm, NULL, (uint64_t)frame) != 0;
+		}
+		/* one CPU in the test VM: leave the discarding thread its share */
+		usleep(50);
+	}
+	return NULL;
+}
+
+static void *race_compactor(void *arg)
+{
+	struct racer *r = arg;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		mm_compact_all(r->vm->pool->mm);
+		r->compactions++;
+		usleep(5000);
+	}
+	return NULL;
+}
+
+/* Every page of the race area reads what the shadow says (0: given back or never written). */
+static long race_check(struct vm *vm, const uint64_t *shadow)
+{
+	for (uint64_t i = 0; i < RACE_PAGES; i++) {
+		uint64_t got = ~0ULL;
+
+		if (vm_read_guest(vm, RACE_BASE + i * 4096 + (i % 512) * 8, &got, 8) ||
+		    got != shadow[i])
+			return (long)i;
+	}
+	return -1;
+}
+
+/*
+ * gmem_discard against everything else that maps or frees this VM's
+ * pages, all at once on a running VM: live 4 KiB migrations and whole-pool
+ * compaction on other threads, 2 MiB assembly, writes and discards here.
+ * Every page must read what was last written, or zeros once given back;
+ * no frame may be freed twice or lost (the pool whole at the end).
+ */
+static void test_discard_races(void)
+{
+	struct pool *pool = test_pool(128);
+	uint64_t *shadow = calloc(RACE_PAGES, sizeof(*shadow)), seed = 42, t_end;
+	struct racer r = { 0 };
+	struct mm_stats st;
+	struct vm_config cfg;
+	struct run_result res;
+	pthread_t mig, comp;
+	unsigned int ops[3] = { 0 };
+	long bad = -1;
+	char err[256];
+
+	test_config(&cfg, "race", payload("spin"), 32, 1);
+	CU_ASSERT_FATAL(shadow != NULL);
+	CU_ASSERT_EQUAL_FATAL(test_vm_create(pool, &cfg, &res, &r.vm, err, sizeof(err)), 0);
+	CU_ASSERT_FATAL(r.vm->mig.wp_supported);
+	CU_ASSERT_EQUAL(vm_start(r.vm), 0);
+	pthread_create(&mig, NULL, race_migrator, &r);
+	pthread_create(&comp, NULL, race_compactor, &r);
+	t_end = vm_now_ns() + 20000000000ULL;
+	for (unsigned int it = 1; it <= 400 && vm_now_ns() < t_end && bad < 0; it++) {
+		uint64_t range, first, n;
+
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		range = (seed >> 20) % RACE_RANGES;
+		first = range * 512 + ((seed >> 40) % 512);
+		n = 1 + (seed >> 50) % (range * 512 + 512 - first);
+		switch ((seed >> 33) % 4) {
+		case 0:		/* a whole range written: the assembler's food */
+			first = range * 512;
+			n = 512;
+			/* fall through */
+		case 1:
+			for (uint64_t i = first; i < first + n; i++) {
+				uint64_t v = (RACE_BASE + i * 4096) ^ ((uint64_t)it << 40);
+
+				CU_ASSERT_EQUAL(vm_write_guest(r.vm, RACE_BASE + i * 4096 + (i % 512) * 8,
+							       &v, 8), 0);
+				shadow[i] = v;
+			}
+			ops[0]++;
+			break;
+		case 2:
+			if (vm_assemble_range(r.vm, RACE_BASE + range * 2 * MIB) == 0)
+				ops[1]++;
+			break;
+		case 3:
+			/* half the time the whole range: a 2 MiB backing goes as one block */
+			if (seed & 1) {
+				first = range * 512;
+				n = 512;
+			}
+			CU_ASSERT_EQUAL(gmem_discard(r.vm, RACE_BASE + first * 4096, n * 4096), 0);
+			for (uint64_t i = first; i < first + n; i++)
+				shadow[i] = 0;
+			ops[2]++;
+			break;
+		}
+		if (!(it % 8))
+			bad = race_check(r.vm, shadow);
+	}
+	if (bad < 0)
+		bad = race_check(r.vm, shadow);
+	__atomic_store_n(&r.stop, true, __ATOMIC_RELEASE);
+	pthread_join(mig, NULL);
+	pthread_join(comp, NULL);
+	CU_ASSERT_EQUAL(bad, -1);
+	if (bad >= 0)
+		fprintf(stderr, "\npage 0x%llx of the race area reads wrong\n",
+			(unsigned long long)(RACE_BASE + (uint64_t)bad * 4096));
+	fprintf(stderr, "\n    [%u writes, %u assemblies, %u discards (%llu blocks whole); "
+		"%llu pages moved live, %llu compactions] ", ops[0], ops[1], ops[2],
+		(unsigned long long)__atomic_load_n(&r.vm->discard.blocks, __ATOMIC_RELAXED),
+		(unsigned long long)r.moved, (unsigned long long)r.compactions);
+	CU_ASSERT(ops[1] > 0 && ops[2] > 0 && r.moved > 0);
+	CU_ASSERT_EQUAL(r.free_errors, 0);
+	CU_ASSERT(__atomic_load_n(&r.vm->discard.blocks, __ATOMIC_RELAXED) > 0);
+	CU_ASSERT_EQUAL(__atomic_load_n(&r.vm->discard.failed, __ATOMIC_RELAXED), 0);
+	CU_ASSERT_EQUAL(__atomic_load_n(&r.vm->migstats.free_errors, __ATOMIC_RELAXED), 0);
+	vm_request_stop(r.vm, VM_SHUTDOWN, 0);
+	test_vm_finish(r.vm, &res);
+	CU_ASSERT_EQUAL(mm_stats(pool->mm, &st), 0);
+	CU_ASSERT_EQUAL(st.counters.double_frees, 0);
+	CU_ASSERT_EQUAL(st.counters.bad_frees, 0);
+	CU_ASSERT(pool_is_whole(pool));
+	free(shadow);
+	pool_close(pool);
+}
+
 /* How many times @needle occurs in the console. */
 static unsigned int console_count(struct run_result *res, const char *needle)
 {
@@ -619,6 +779,7 @@ int register_virtio_suite(void)
 		{ "blk: read-only", test_blk_readonly },
 		{ "blk: refused disks", test_blk_refusals },
 		{ "discard: edges", test_discard_edges },
+		{ "discard: racing migration, assembly, compaction", test_discard_races },
 		{ "balloon: inflate and reporting return frames", test_balloon_returns_frames },
 		{ "balloon: QMP balloon and query-balloon", test_balloon_qmp },
 		{ "evil driver: gpmm survives", test_evil_driver },
