@@ -192,18 +192,59 @@ static void queue_notify(struct virtio_mmio_dev *dev, uint32_t val)
 		needs_reset(dev, why);
 }
 
+/*
+ * The registers that describe the queue QueueSel names: the driver may
+ * write them between FEATURES_OK and setting the queue ready, not after.
+ * false: not such a register, or not now.
+ */
+static bool queue_reg_write(struct virtio_mmio_dev *dev, uint32_t off, uint32_t val)
+{
+	struct virtq *q = config_queue(dev);
+
+	if (!q)
+		return false;
+	switch (off) {
+	case VIRTIO_MMIO_QUEUE_NUM:
+		q->num = val;
+		return true;
+	case VIRTIO_MMIO_QUEUE_DESC_LOW:
+	case VIRTIO_MMIO_QUEUE_DESC_HIGH:
+		set_half(&q->desc, off == VIRTIO_MMIO_QUEUE_DESC_HIGH, val);
+		return true;
+	case VIRTIO_MMIO_QUEUE_AVAIL_LOW:
+	case VIRTIO_MMIO_QUEUE_AVAIL_HIGH:
+		set_half(&q->avail, off == VIRTIO_MMIO_QUEUE_AVAIL_HIGH, val);
+		return true;
+	case VIRTIO_MMIO_QUEUE_USED_LOW:
+	case VIRTIO_MMIO_QUEUE_USED_HIGH:
+		set_half(&q->used, off == VIRTIO_MMIO_QUEUE_USED_HIGH, val);
+		return true;
+	case VIRTIO_MMIO_QUEUE_READY:
+		queue_ready(dev, q, val);
+		return true;
+	}
+	return false;
+}
+
+/* QueueReady = 0 on a running queue: the driver takes it back (Linux's error path). */
+static bool queue_unready(struct virtio_mmio_dev *dev, uint32_t off, uint32_t val)
+{
+	if (off != VIRTIO_MMIO_QUEUE_READY || val || !(dev->status & VIRTIO_STATUS_FEATURES_OK) ||
+	    dev->queue_sel >= nr_queues(dev) || !dev->vq[dev->queue_sel].ready)
+		return false;
+	virtq_reset(&dev->vq[dev->queue_sel]);
+	return true;
+}
+
 /* Registers that take a write; anything else written is a bad access. */
 static void reg_write(struct virtio_mmio_dev *dev, uint32_t off, uint32_t val)
 {
-	struct virtq *q = config_queue(dev);
-	bool open = !(dev->status & VIRTIO_STATUS_FEATURES_OK);
-
 	switch (off) {
 	case VIRTIO_MMIO_DEVICE_FEATURES_SEL:
 		dev->dev_features_sel = val;
 		return;
 	case VIRTIO_MMIO_DRIVER_FEATURES:
-		if (!open || dev->drv_features_sel > 1)
+		if ((dev->status & VIRTIO_STATUS_FEATURES_OK) || dev->drv_features_sel > 1)
 			break;
 		set_half(&dev->driver_features, dev->drv_features_sel, val);
 		return;
@@ -212,21 +253,6 @@ static void reg_write(struct virtio_mmio_dev *dev, uint32_t off, uint32_t val)
 		return;
 	case VIRTIO_MMIO_QUEUE_SEL:
 		dev->queue_sel = val;
-		return;
-	case VIRTIO_MMIO_QUEUE_NUM:
-		if (!q)
-			break;
-		q->num = val;
-		return;
-	case VIRTIO_MMIO_QUEUE_READY:
-		if (dev->status & VIRTIO_STATUS_FEATURES_OK && dev->queue_sel < nr_queues(dev) &&
-		    dev->vq[dev->queue_sel].ready && !val) {
-			virtq_reset(&dev->vq[dev->queue_sel]);
-			return;
-		}
-		if (!q)
-			break;
-		queue_ready(dev, q, val);
 		return;
 	case VIRTIO_MMIO_QUEUE_NOTIFY:
 		queue_notify(dev, val);
@@ -238,28 +264,11 @@ static void reg_write(struct virtio_mmio_dev *dev, uint32_t off, uint32_t val)
 	case VIRTIO_MMIO_STATUS:
 		write_status(dev, val);
 		return;
-	case VIRTIO_MMIO_QUEUE_DESC_LOW:
-	case VIRTIO_MMIO_QUEUE_DESC_HIGH:
-		if (!q)
-			break;
-		set_half(&q->desc, off == VIRTIO_MMIO_QUEUE_DESC_HIGH, val);
-		return;
-	case VIRTIO_MMIO_QUEUE_AVAIL_LOW:
-	case VIRTIO_MMIO_QUEUE_AVAIL_HIGH:
-		if (!q)
-			break;
-		set_half(&q->avail, off == VIRTIO_MMIO_QUEUE_AVAIL_HIGH, val);
-		return;
-	case VIRTIO_MMIO_QUEUE_USED_LOW:
-	case VIRTIO_MMIO_QUEUE_USED_HIGH:
-		if (!q)
-			break;
-		set_half(&q->used, off == VIRTIO_MMIO_QUEUE_USED_HIGH, val);
-		return;
 	case VIRTIO_MMIO_SHM_SEL:
 		return;		/* no shared memory regions: any is absent */
 	}
-	dev->bad_accesses++;
+	if (!queue_unready(dev, off, val) && !queue_reg_write(dev, off, val))
+		dev->bad_accesses++;
 }
 
 static uint32_t reg_read(struct virtio_mmio_dev *dev, uint32_t off)
