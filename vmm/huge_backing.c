@@ -202,13 +202,14 @@ int vm_assemble_range(struct vm *vm, uint64_t gpa)
 	} else if (r->huge[idx0 / MM_PAGEBLOCK_PAGES] == RANGE_BLOCK) {
 		r->huge[idx0 / MM_PAGEBLOCK_PAGES] = RANGE_PMD;	/* not split meanwhile */
 	}
-	pthread_mutex_unlock(&vm->mem_lock);
+	/* under mem_lock, as 4 KiB migrations count theirs: compaction may run beside us */
 	vm->migstats.ranges_assembled++;
 	vm->migstats.pages += MM_PAGEBLOCK_PAGES;
 	vm->migstats.bytes += MM_PAGEBLOCK_SIZE;
 	t0 = vm_now_ns() - t0;
 	if (t0 > vm->migstats.range_ns_max)
 		vm->migstats.range_ns_max = t0;
+	pthread_mutex_unlock(&vm->mem_lock);
 	return 0;
 }
 
