@@ -72,7 +72,11 @@ VMM_SRCS   := vmm/pool.c \
               devices/device.c \
               devices/serial8250.c \
               devices/debugport.c \
-              devices/power.c
+              devices/power.c \
+              devices/virtio_queue.c \
+              devices/virtio_mmio.c \
+              devices/virtio_blk.c \
+              devices/virtio_balloon.c
 
 APP_SRCS   := $(VMM_SRCS) \
               bench/prng.c \

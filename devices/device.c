@@ -9,10 +9,17 @@
 #include "devices/device.h"
 #include "vmm/vm.h"
 
+/*
+ * virtio-mmio devices take the next free slot in this order: with a disk,
+ * virtio-blk at 0xd0000000 (GSI 16) and the balloon next; without, the
+ * balloon there.
+ */
 static const struct device_ops *const device_registry[] = {
 	&serial8250_device,
 	&debugport_device,
 	&power_device,
+	&virtio_blk_device,
+	&virtio_balloon_device,
 };
 
 #define NR_DEVICES (sizeof(device_registry) / sizeof(device_registry[0]))
@@ -88,24 +95,38 @@ int dev_mmio(struct vm *vm, struct vcpu *vcpu, uint64_t addr, uint8_t *data,
 		 : -ENODEV;
 }
 
+/*
+ * A device that fails cleans up after itself; those before it are undone
+ * here. Either way each exit hook runs once: the VM's destruction calls
+ * devices_exit again, which skips what is gone (priv NULL).
+ */
 int devices_init(struct vm *vm)
 {
 	for (unsigned int i = 0; i < NR_DEVICES; i++) {
 		int err = device_registry[i]->init(vm, &vm->bus.priv[i]);
 
 		if (err) {
-			while (i-- > 0)
-				if (device_registry[i]->exit)
-					device_registry[i]->exit(vm, vm->bus.priv[i]);
+			vm->bus.priv[i] = NULL;
+			devices_exit(vm);
 			return err;
 		}
 	}
 	return 0;
 }
 
+void *dev_priv(struct vm *vm, const struct device_ops *ops)
+{
+	for (unsigned int i = 0; i < NR_DEVICES; i++)
+		if (device_registry[i] == ops)
+			return vm->bus.priv[i];
+	return NULL;
+}
+
 void devices_exit(struct vm *vm)
 {
-	for (unsigned int i = NR_DEVICES; i-- > 0;)
-		if (device_registry[i]->exit)
+	for (unsigned int i = NR_DEVICES; i-- > 0;) {
+		if (device_registry[i]->exit && vm->bus.priv[i])
 			device_registry[i]->exit(vm, vm->bus.priv[i]);
+		vm->bus.priv[i] = NULL;
+	}
 }

@@ -52,7 +52,11 @@ struct device_bus {
 	unsigned int nr_mmio;
 };
 
-/* A device model: what the registry below instantiates for every VM. */
+/*
+ * A device model: what the registry below instantiates for every VM. init
+ * may leave *priv NULL (nothing to make for this VM's config); exit runs
+ * once, for a non-NULL priv only.
+ */
 struct device_ops {
 	const char *name;
 	int (*init)(struct vm *vm, void **priv);
@@ -73,9 +77,13 @@ int dev_mmio(struct vm *vm, struct vcpu *vcpu, uint64_t addr, uint8_t *data,
 
 __must_check int devices_init(struct vm *vm);
 void devices_exit(struct vm *vm);
+/* The instance of registry device @ops in @vm, NULL if it made none. */
+void *dev_priv(struct vm *vm, const struct device_ops *ops);
 
 extern const struct device_ops serial8250_device;
 extern const struct device_ops debugport_device;
 extern const struct device_ops power_device;
+extern const struct device_ops virtio_blk_device;
+extern const struct device_ops virtio_balloon_device;
 
 #endif

@@ -56,8 +56,49 @@
 #define GPMM_EXIT_REMAP_PATTERN	1
 #define GPMM_EXIT_REMAP_MARKER	2
 
-/* mmio: a 32-bit store of GPMM_MMIO_VALUE to this GPA in the PCI hole. */
-#define GPMM_MMIO_GPA		0xd0000000ULL
+/*
+ * mmio: a 32-bit store of GPMM_MMIO_VALUE to this GPA in the PCI hole,
+ * where no device is (virtio-mmio devices sit from 0xd0000000).
+ */
+#define GPMM_MMIO_GPA		0xc0000000ULL
 #define GPMM_MMIO_VALUE		0xdeadbeefU
+
+/*
+ * Virtio payloads and their tests (tests/integration/test_virtio.c).
+ *
+ * The test's disk image holds GPMM_VBLK_SECTORS sectors; every 8-byte word
+ * at byte offset OFF of the image is GPMM_VBLK_PATTERN(OFF). A payload that
+ * writes sector S puts GPMM_VBLK_WRITTEN(OFF) there instead.
+ */
+#define GPMM_VBLK_SECTORS	4096ULL		/* 2 MiB */
+#define GPMM_VBLK_PATTERN(off)	(0x424c4b5300000000ULL | (unsigned long long)(off))
+#define GPMM_VBLK_WRITTEN(off)	(0x5752495400000000ULL | (unsigned long long)(off))
+#define GPMM_VBLK_WRITE_SECTOR	100		/* blkdrv writes 2 sectors here */
+#define GPMM_EVIL_WRITE_SECTOR	7		/* virtio_evil writes 1 sector here */
+
+/*
+ * balloondrv, in GPMM_BALLOON_RAM of RAM, checkpoints on the way:
+ *  1: [A, A + 4 MiB) touched (one word a page), its PFN lists ready
+ *  2: [A, A + 2 MiB) inflated: 512 frames back in the pool
+ *  3: [B, B + 4 MiB) touched: the host assembles both 2 MiB ranges
+ *  4: [B, B + 3 MiB) inflated: one block freed whole, one split, half freed
+ *  5: [C, C + 2 MiB) touched: the host asks for fresh stats
+ *  6: stats sent again (MEMFREE = 2), [C, C + 2 MiB) reported free
+ * then it checks inflated pages read as zeros and the rest kept its data.
+ * Its stats say MEMTOT = RAM size, MEMFREE = how many times it sent them.
+ */
+#define GPMM_BALLOON_RAM	(32ULL << 20)
+#define GPMM_BALLOON_A		(8ULL << 20)
+#define GPMM_BALLOON_B		(16ULL << 20)
+#define GPMM_BALLOON_C		(24ULL << 20)
+#define GPMM_CHECKPOINT_BALLOON(n)	(0x100 + (n))
+
+/*
+ * balloonfollow: a balloon driver that follows the host's target (QMP
+ * `balloon`) from the top of RAM down, never below GPMM_FOLLOW_FLOOR; it
+ * touches the top GPMM_FOLLOW_TOUCHED bytes first, then prints "ready".
+ */
+#define GPMM_FOLLOW_FLOOR	(8ULL << 20)
+#define GPMM_FOLLOW_TOUCHED	(16ULL << 20)
 
 #endif

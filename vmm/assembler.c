@@ -70,7 +70,8 @@ static bool ready(struct vm *vm, uint64_t gpa)
 
 	if (n <= 0 || huge)
 		return false;
-	if (n < (int)MM_PAGEBLOCK_PAGES && vm->cfg.huge_fill)
+	/* never fill back what the guest gave back (balloon): that undoes it */
+	if (n < (int)MM_PAGEBLOCK_PAGES && vm->cfg.huge_fill && !vm_range_given_back(vm, gpa))
 		return vm_guest_ptr(vm, gpa, MM_PAGEBLOCK_SIZE) != NULL;
 	return n == (int)MM_PAGEBLOCK_PAGES;
 }

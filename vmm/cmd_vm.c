@@ -25,17 +25,22 @@ static const char run_usage[] =
 	"                [--pool SIZE] [--name NAME] [--prefault] [--qmp PATH]\n"
 	"                [--daemon SOCK] [--stats] [--huge on|off] [--huge-fill]\n"
 	"                [--huge-rate RANGES_PER_S] [--huge-target PCT]\n"
+	"                [--disk FILE] [--balloon on|off]\n"
 	"Boots a Linux bzImage (x86 boot protocol, ACPI; the guest's poweroff ends\n"
 	"the run with status 0, its reboot restarts it) or a flat payload (DESIGN.md\n"
 	"boot protocol) with guest RAM from a pool of host frames; exits with the\n"
 	"guest's exit code (255: the VM failed, the reason on stderr). The serial\n"
-	"console is the terminal by default (raw; Ctrl-A x leaves). With --daemon, a running `gpmm daemon`\n"
+	"console is the terminal by default (raw; Ctrl-A x leaves).\n"
+	"With --daemon, a running `gpmm daemon`\n"
 	"hosts the VM, which lives as long as this command does. --stats prints\n"
 	"the VM's and the pool's statistics (buddyinfo, pagetypeinfo) at the end.\n"
 	"Guest RAM is moved onto 2 MiB host pages while it runs (--huge off to\n"
 	"stop that; --huge-fill populates partly touched 2 MiB ranges to do it).\n"
+	"--disk gives the guest a raw image as virtio-blk; the virtio balloon (on\n"
+	"by default) hands memory the guest frees back to the pool.\n"
 	"Config keys (INI, top level or [vm]): name ram cpus kernel initrd append\n"
-	"console pool prefault qmp huge huge_fill huge_rate huge_target.\n";
+	"console pool prefault qmp huge huge_fill huge_rate huge_target disk\n"
+	"disk_readonly balloon.\n";
 
 static int set_opt(struct vm_config *cfg, const char *key, const char *val)
 {
@@ -70,6 +75,8 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 		{ "huge-fill", no_argument, NULL, 'F' },
 		{ "huge-rate", required_argument, NULL, 'R' },
 		{ "huge-target", required_argument, NULL, 'T' },
+		{ "disk", required_argument, NULL, 'D' },
+		{ "balloon", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -116,6 +123,8 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 		case 'F': cfg->huge_fill = true; break;
 		case 'R': key = "huge_rate"; break;
 		case 'T': key = "huge_target"; break;
+		case 'D': key = "disk"; break;
+		case 'B': key = "balloon"; break;
 		case 'h': fputs(run_usage, stdout); return 1;
 		default: fputs(run_usage, stderr); return 2;
 		}
@@ -222,7 +231,7 @@ static int run_remote(const char *sock, const struct vm_config *cfg)
 {
 	struct remote_run r = { 0 };
 	struct qmp_client q;
-	char err[512], kernel[PATH_MAX];
+	char err[512], kernel[PATH_MAX], disk[PATH_MAX];
 	json_t *args, *ret, *ev;
 
 	if (!realpath(cfg->kernel, kernel)) {
@@ -260,6 +269,12 @@ static int run_remote(const char *sock, const struct vm_config *cfg)
 	json_object_set_new(args, "huge_fill", json_boolean(cfg->huge_fill));
 	json_object_set_new(args, "huge_rate", json_integer(cfg->huge_rate));
 	json_object_set_new(args, "huge_target", json_integer(cfg->huge_target));
+	json_object_set_new(args, "balloon", json_boolean(cfg->balloon));
+	if (cfg->disk[0]) {	/* the daemon has its own working directory */
+		json_object_set_new(args, "disk", json_string(realpath(cfg->disk, disk) ?
+								disk : cfg->disk));
+		json_object_set_new(args, "disk_readonly", json_boolean(cfg->disk_readonly));
+	}
 	ret = qmpc_execute(&q, "gpmm-vm-create", args, remote_event, &r, err, sizeof(err));
 	if (!ret) {
 		fprintf(stderr, "gpmm run: the daemon refused: %s\n", err);

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "vmm/guest_mem.h"
+#include "vmm/huge_backing.h"
 #include "vmm/migrate.h"
 #include "vmm/vcpu.h"
 
@@ -84,8 +85,9 @@ int gmem_init(struct vm *vm, char *err, size_t errlen)
 		r->backing = malloc(pages * sizeof(*r->backing));
 		r->huge = calloc((pages >> MM_PAGEBLOCK_ORDER) + 1, 1);
 		r->populated = calloc((pages >> MM_PAGEBLOCK_ORDER) + 1, sizeof(*r->populated));
+		r->given_back = calloc((pages >> MM_PAGEBLOCK_ORDER) + 1, 1);
 		r->hva = reserve_window(r->size);
-		if (!r->backing || !r->huge || !r->populated || !r->hva) {
+		if (!r->backing || !r->huge || !r->populated || !r->given_back || !r->hva) {
 			snprintf(err, errlen, "cannot reserve %llu MiB of address space",
 				 (unsigned long long)(r->size >> 20));
 			return -ENOMEM;
@@ -170,7 +172,9 @@ int __gmem_populate(struct vm *vm, struct vm_region *r, uint64_t idx,
 	r->backing[idx] = (uint32_t)frame;
 	vm->pool->gpa_of[frame] = r->gpa + (idx << MM_PAGE_SHIFT) + 1;
 	__atomic_add_fetch(&vm->stats.populated_pages, 1, __ATOMIC_RELAXED);
-	r->populated[idx >> MM_PAGEBLOCK_ORDER]++;
+	/* the guest wants all of a range it once gave back: fill may take it again */
+	if (++r->populated[idx >> MM_PAGEBLOCK_ORDER] == MM_PAGEBLOCK_PAGES)
+		r->given_back[idx >> MM_PAGEBLOCK_ORDER] = 0;
 	return 0;
 }
 
@@ -505,10 +509,203 @@ void gmem_destroy(struct vm *vm)
 		free(r->backing);
 		free(r->huge);
 		free(r->populated);
+		free(r->given_back);
 		r->backing = NULL;
 		r->huge = NULL;
 		r->populated = NULL;
+		r->given_back = NULL;
 		r->hva = NULL;
 	}
 	__atomic_store_n(&vm->stats.populated_pages, 0, __ATOMIC_RELAXED);
+}
+
+/*
+ * Guest RAM the guest gives back (balloon inflate, free page reporting).
+ *
+ * Why this is safe against everything else that moves guest pages:
+ *
+ * - Everything that maps, moves or frees a page of this VM does it under
+ *   mem_lock: populate (fault thread, vm_guest_ptr), a 4 KiB migration and
+ *   a 2 MiB assembly (both open and close their write-protect window inside
+ *   mem_lock), a split, the compaction callback. So while a discard holds
+ *   mem_lock no window is open and no copy is in flight from or to a frame
+ *   of this VM.
+ * - Those that drop mem_lock and come back check that the page is still
+ *   what they think: ram_migrate finds the page through gpa_of[] and checks
+ *   backing[] under mem_lock (a frame discarded meanwhile has gpa_of 0:
+ *   -ENOENT, and mm/ carries out our free of a frame it has isolated when
+ *   its callback returns); vm_assemble_range re-checks under mem_lock that
+ *   all 512 pages are backed (a discarded one fails it, the block goes
+ *   back); the collapse after an assembly marks the range PMD-mapped only
+ *   if it is still RANGE_BLOCK, and MADV_COLLAPSE itself does not fill
+ *   empty PTEs of a userfaultfd-armed mapping.
+ * - A thread holding a host pointer from vm_guest_ptr (a device mid-request)
+ *   keeps a valid address: the window never moves. After the discard the
+ *   address is fresh anonymous memory armed for missing faults, so the next
+ *   touch by anyone (the guest through KVM, whose MMU notifier dropped the
+ *   old translation when the mapping was replaced) faults and gets a new
+ *   frame, zeroed by __gmem_populate: the guest reads zeros, never stale data.
+ * - The mapping is replaced before the frame is freed: freed first, the
+ *   frame could go to another VM while this one still reached it.
+ */
+
+/*
+ * Arm [@hva, @hva + @len) for demand faults again, as the window was at
+ * creation: anonymous memory (MAP_FIXED replaces the old mapping in one
+ * step, nothing is left unmapped), registered with the VM's userfaultfd in
+ * missing mode, kept out of fork().
+ */
+static int map_missing(struct vm *vm, uint8_t *hva, uint64_t len)
+{
+	struct uffdio_register reg = {
+		.range = { (uintptr_t)hva, len }, .mode = UFFDIO_REGISTER_MODE_MISSING,
+	};
+
+	if (mmap(hva, len, PROT_READ | PROT_WRITE,
+		 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0) == MAP_FAILED)
+		return errno == ENOMEM ? -EMFILE : -errno;
+	madvise(hva, len, MADV_DONTFORK);
+	if (ioctl(vm->uffd, UFFDIO_REGISTER, &reg) < 0)
+		return -errno;
+	return 0;
+}
+
+/* mem_lock held: @n backed, unpinned pages from @idx leave the VM. */
+static int __discard_run(struct vm *vm, struct vm_region *r, uint64_t idx,
+			 uint64_t n, uint64_t *freed)
+{
+	uint8_t *hva = r->hva + (idx << MM_PAGE_SHIFT);
+	int ret = map_missing(vm, hva, n << MM_PAGE_SHIFT);
+
+	if (ret) {
+		/* the guest keeps its pages as they were */
+		gmem_map_back(vm, hva, &r->backing[idx], n, ret);
+		return ret;
+	}
+	for (uint64_t i = idx; i < idx + n; i++) {
+		uint32_t frame = r->backing[i];
+
+		r->backing[i] = NIL_FRAME;
+		vm->pool->gpa_of[frame] = 0;
+		r->populated[i >> MM_PAGEBLOCK_ORDER]--;
+		r->given_back[i >> MM_PAGEBLOCK_ORDER] = 1;
+		gmem_free_frame(vm, NULL, frame);
+	}
+	__atomic_sub_fetch(&vm->stats.populated_pages, n, __ATOMIC_RELAXED);
+	*freed += n;
+	return 0;
+}
+
+/*
+ * mem_lock held: the 4 KiB-backed pages [@idx, @end) of one 2 MiB range
+ * leave, in runs of backed pages (one mapping call each). A pinned frame
+ * (a device ring, DMA in flight) stays: -EBUSY once the rest is done.
+ */
+static int __discard_pages(struct vm *vm, struct vm_region *r, uint64_t idx,
+			   uint64_t end, uint64_t *freed)
+{
+	int busy = 0;
+
+	while (idx < end) {
+		uint64_t n = 0;
+		long pinned;
+		int ret;
+
+		while (idx + n < end && r->backing[idx + n] != NIL_FRAME)
+			n++;
+		if (!n) {
+			idx++;
+			continue;
+		}
+		pinned = mm_frames_pinned(vm->pool->mm, &r->backing[idx], n, NULL);
+		if (pinned) {
+			/* rare: page by page through this run, the pinned ones left */
+			n = 1;
+			pinned = mm_frames_pinned(vm->pool->mm, &r->backing[idx], 1, NULL);
+		}
+		if (pinned) {
+			busy = pinned < 0 ? (int)pinned : -EBUSY;
+			idx++;
+			continue;
+		}
+		ret = __discard_run(vm, r, idx, n, freed);
+		if (ret)
+			return ret;
+		idx += n;
+	}
+	return busy;
+}
+
+/*
+ * mem_lock held: a whole 2 MiB range backed by one order-9 block leaves;
+ * the block is freed once, as one allocation (as gmem_destroy does).
+ */
+static int __discard_block(struct vm *vm, struct vm_region *r, uint64_t range,
+			   uint64_t *freed)
+{
+	uint64_t idx0 = range << MM_PAGEBLOCK_ORDER;
+	uint32_t block = r->backing[idx0];
+	uint8_t *hva = r->hva + (idx0 << MM_PAGE_SHIFT);
+	long pinned = mm_frames_pinned(vm->pool->mm, &block, 1, NULL);
+	int ret;
+
+	if (pinned)
+		return pinned < 0 ? (int)pinned : -EBUSY;
+	ret = map_missing(vm, hva, MM_PAGEBLOCK_SIZE);
+	if (ret) {
+		/* one mapping of the block again; a later collapse makes it a PMD */
+		if (gmem_map(vm, hva, block, MM_PAGEBLOCK_SIZE))
+			gmem_map_back(vm, hva, &r->backing[idx0], MM_PAGEBLOCK_PAGES, ret);
+		r->huge[range] = RANGE_BLOCK;
+		return ret;
+	}
+	for (uint64_t i = 0; i < MM_PAGEBLOCK_PAGES; i++) {
+		vm->pool->gpa_of[block + i] = 0;
+		r->backing[idx0 + i] = NIL_FRAME;
+	}
+	__atomic_sub_fetch(&vm->stats.populated_pages, r->populated[range], __ATOMIC_RELAXED);
+	*freed += r->populated[range];
+	r->populated[range] = 0;
+	r->huge[range] = RANGE_4K;
+	r->given_back[range] = 1;
+	gmem_free_frame(vm, NULL, block);
+	__atomic_add_fetch(&vm->discard.blocks, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int gmem_discard(struct vm *vm, uint64_t gpa, uint64_t len)
+{
+	struct vm_region *r = gmem_region(vm, gpa, len);
+	uint64_t idx, end, freed = 0;
+	int ret = 0;
+
+	if (!r || !len || ((gpa | len) & (MM_PAGE_SIZE - 1))) {
+		__atomic_add_fetch(&vm->discard.failed, 1, __ATOMIC_RELAXED);
+		return -EINVAL;
+	}
+	idx = (gpa - r->gpa) >> MM_PAGE_SHIFT;
+	end = idx + (len >> MM_PAGE_SHIFT);
+	pthread_mutex_lock(&vm->mem_lock);
+	while (idx < end) {
+		uint64_t range = idx >> MM_PAGEBLOCK_ORDER;
+		uint64_t next = (range + 1) << MM_PAGEBLOCK_ORDER;
+		int err;
+
+		next = next < end ? next : end;
+		if (r->huge[range] == RANGE_4K)
+			err = __discard_pages(vm, r, idx, next, &freed);
+		else if (next - idx == MM_PAGEBLOCK_PAGES)
+			err = __discard_block(vm, r, range, &freed);
+		else if (!(err = __vm_split_range(vm, r, range)))
+			err = __discard_pages(vm, r, idx, next, &freed);
+		if (err && !ret)
+			ret = err;
+		idx = next;
+	}
+	__atomic_add_fetch(&vm->discard.calls, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&vm->discard.bytes, freed << MM_PAGE_SHIFT, __ATOMIC_RELAXED);
+	if (ret)
+		__atomic_add_fetch(&vm->discard.failed, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&vm->mem_lock);
+	return ret;
 }

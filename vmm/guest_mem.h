@@ -30,6 +30,16 @@ static inline uint64_t vm_populated_pages(struct vm *vm)
 }
 
 
+/*
+ * The guest gave [@gpa, @gpa + @len) back (balloon, free page reporting):
+ * page-aligned, inside one region. Every backed page's frame returns to the
+ * pool (a 2 MiB backing as one block when the range covers it, else split
+ * first); the next touch faults in a zeroed page. Counted in vm->discard.
+ * -EINVAL for a bad range, -EBUSY if a pinned page had to stay, or the
+ * error of remapping (the pages concerned are then kept).
+ */
+__must_check int gmem_discard(struct vm *vm, uint64_t gpa, uint64_t len);
+
 __must_check int gmem_init(struct vm *vm, char *err, size_t errlen);
 /* Unmaps the windows and returns every frame to the pool. */
 void gmem_destroy(struct vm *vm);

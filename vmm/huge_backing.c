@@ -38,6 +38,19 @@ int vm_range_populated(struct vm *vm, uint64_t gpa, bool *huge)
 	return n;
 }
 
+bool vm_range_given_back(struct vm *vm, uint64_t gpa)
+{
+	struct vm_region *r = gmem_region(vm, gpa, 1);
+	bool given;
+
+	if (!r)
+		return false;
+	pthread_mutex_lock(&vm->mem_lock);
+	given = r->given_back[(gpa - r->gpa) >> MM_PAGEBLOCK_SHIFT];
+	pthread_mutex_unlock(&vm->mem_lock);
+	return given;
+}
+
 static uint64_t bytes_at_least(struct vm *vm, enum range_backing min)
 {
 	uint64_t bytes = 0;
@@ -189,36 +202,47 @@ int vm_assemble_range(struct vm *vm, uint64_t gpa)
 	} else if (r->huge[idx0 / MM_PAGEBLOCK_PAGES] == RANGE_BLOCK) {
 		r->huge[idx0 / MM_PAGEBLOCK_PAGES] = RANGE_PMD;	/* not split meanwhile */
 	}
-	pthread_mutex_unlock(&vm->mem_lock);
+	/* under mem_lock, as 4 KiB migrations count theirs: compaction may run beside us */
 	vm->migstats.ranges_assembled++;
 	vm->migstats.pages += MM_PAGEBLOCK_PAGES;
 	vm->migstats.bytes += MM_PAGEBLOCK_SIZE;
 	t0 = vm_now_ns() - t0;
 	if (t0 > vm->migstats.range_ns_max)
 		vm->migstats.range_ns_max = t0;
+	pthread_mutex_unlock(&vm->mem_lock);
 	return 0;
 }
 
 /*
  * Back to 4 KiB: the block becomes 512 order-0 allocations in place (no
  * copy), so that one page can leave (balloon, reclaim) or move on its own.
+ * The mapping stays as it is (one 2 MiB mapping of the block, PMD or PTEs):
+ * page i of the range is still frame block + i, which is all the 4 KiB
+ * bookkeeping says. mem_lock held.
  */
+int __vm_split_range(struct vm *vm, struct vm_region *r, uint64_t range)
+{
+	int ret;
+
+	if (!r->huge[range])
+		return -EINVAL;
+	ret = mm_split(vm->pool->mm, r->backing[range << MM_PAGEBLOCK_ORDER]);
+	if (ret)
+		return ret;
+	r->huge[range] = RANGE_4K;
+	vm->migstats.ranges_split++;
+	return 0;
+}
+
 int vm_split_range(struct vm *vm, uint64_t gpa)
 {
 	struct vm_region *r = gmem_region(vm, gpa, MM_PAGEBLOCK_SIZE);
-	uint64_t idx0;
 	int ret;
 
 	if (!r || (gpa & (MM_PAGEBLOCK_SIZE - 1)))
 		return -EINVAL;
-	idx0 = (gpa - r->gpa) >> MM_PAGE_SHIFT;
 	pthread_mutex_lock(&vm->mem_lock);
-	ret = r->huge[idx0 / MM_PAGEBLOCK_PAGES] ? mm_split(vm->pool->mm, r->backing[idx0])
-					 : -EINVAL;
-	if (!ret) {
-		r->huge[idx0 / MM_PAGEBLOCK_PAGES] = RANGE_4K;
-		vm->migstats.ranges_split++;
-	}
+	ret = __vm_split_range(vm, r, (gpa - r->gpa) >> MM_PAGEBLOCK_SHIFT);
 	pthread_mutex_unlock(&vm->mem_lock);
 	return ret;
 }

@@ -13,8 +13,12 @@
 __must_check int vm_assemble_range(struct vm *vm, uint64_t gpa);
 /* Back an assembled 2 MiB range with 4 KiB pages again. */
 __must_check int vm_split_range(struct vm *vm, uint64_t gpa);
+/* The same, mem_lock held, for 2 MiB range number @range of @r. */
+__must_check int __vm_split_range(struct vm *vm, struct vm_region *r, uint64_t range);
 /* Pages backed in the aligned 2 MiB range at @gpa (0..512), -1 if none. */
 int vm_range_populated(struct vm *vm, uint64_t gpa, bool *huge);
+/* The guest gave back pages of the 2 MiB range at @gpa and has not refilled it. */
+bool vm_range_given_back(struct vm *vm, uint64_t gpa);
 /* Bytes of RAM on one order-9 block each (assembled), and of those, the
  * bytes MADV_COLLAPSE said it mapped by a PMD. */
 uint64_t vm_block_bytes(struct vm *vm);

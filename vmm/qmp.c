@@ -15,6 +15,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "devices/virtio_balloon.h"
 #include "vmm/config.h"
 #include "vmm/daemon.h"
 #include "vmm/qmp_wire.h"
@@ -372,6 +373,91 @@ static json_t *cmd_query_fragmentation(struct conn *c, json_t *args, struct qmp_
 	return r ? r : fail(e, "GenericError", "out of memory");
 }
 
+/*
+ * QEMU's balloon commands, spelled as QEMU spells them (qapi/machine.json):
+ * `balloon` {"value": bytes of guest RAM wanted}, `query-balloon` ->
+ * {"actual": bytes}; errors in QEMU's order and words. `query-gpmm-balloon`
+ * adds what gpmm knows: the guest's latest stats (and asks it for fresh
+ * ones, seen by the next query), and what the balloon gave back.
+ */
+static struct dvm *balloon_vm(struct conn *c, json_t *args, struct qmp_err *e)
+{
+	struct dvm *v = target_vm(c, args, e);
+
+	if (v && !dev_priv(v->vm, &virtio_balloon_device)) {
+		fail(e, "DeviceNotActive", "No balloon device has been activated");
+		return NULL;
+	}
+	return v;
+}
+
+static json_t *cmd_balloon(struct conn *c, json_t *args, struct qmp_err *e)
+{
+	json_t *value = json_object_get(args, "value");
+	struct dvm *v;
+
+	if (!value)
+		return fail(e, "GenericError", "Parameter 'value' is missing");
+	if (!json_is_integer(value))
+		return fail(e, "GenericError", "Invalid parameter type for 'value', expected: integer");
+	v = balloon_vm(c, args, e);
+	if (!v)
+		return NULL;
+	if (json_integer_value(value) <= 0)
+		return fail(e, "GenericError", "Parameter 'target' expects a size");
+	if (virtio_balloon_set_target(v->vm, (uint64_t)json_integer_value(value)))
+		return fail(e, "DeviceNotActive", "No balloon device has been activated");
+	return json_object();
+}
+
+static json_t *cmd_query_balloon(struct conn *c, json_t *args, struct qmp_err *e)
+{
+	struct virtio_balloon_info info;
+	struct dvm *v = balloon_vm(c, args, e);
+
+	if (!v)
+		return NULL;
+	if (virtio_balloon_query(v->vm, &info, false))
+		return fail(e, "DeviceNotActive", "No balloon device has been activated");
+	return json_pack("{s:I}", "actual", (json_int_t)info.actual_bytes);
+}
+
+static json_t *cmd_query_gpmm_balloon(struct conn *c, json_t *args, struct qmp_err *e)
+{
+	struct virtio_balloon_info info;
+	struct dvm *v = balloon_vm(c, args, e);
+	const struct vm_discard_stats *d;
+	json_t *stats, *r;
+
+	if (!v)
+		return NULL;
+	if (virtio_balloon_query(v->vm, &info, true))
+		return fail(e, "DeviceNotActive", "No balloon device has been activated");
+	d = &v->vm->discard;
+	stats = json_object();
+	for (unsigned int i = 0; i < info.nr_stats; i++) {
+		const char *name = virtio_balloon_stat_name(info.stat_tag[i]);
+
+		if (name)
+			json_object_set_new(stats, name, json_integer((json_int_t)info.stat_val[i]));
+	}
+	r = json_pack("{s:I, s:I, s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		"target", (json_int_t)info.target_bytes, "actual", (json_int_t)info.actual_bytes,
+		"num-pages", (json_int_t)info.num_pages, "actual-pages", (json_int_t)info.actual_pages,
+		"driver-ok", (info.status & VIRTIO_STATUS_DRIVER_OK) != 0,
+		"inflated-pages", (json_int_t)info.inflated_pages,
+		"deflated-pages", (json_int_t)info.deflated_pages,
+		"reported-bytes", (json_int_t)info.reported_bytes,
+		"returned-bytes", (json_int_t)__atomic_load_n(&d->bytes, __ATOMIC_RELAXED),
+		"discard-failed", (json_int_t)__atomic_load_n(&d->failed, __ATOMIC_RELAXED),
+		"bad-pfns", (json_int_t)info.bad_pfns,
+		"stats-updates", (json_int_t)info.stats_updates);
+	json_object_set_new(r, "stats", stats);
+	json_object_set_new(r, "stats-age-ms", info.stats_updates ?
+			    json_integer((json_int_t)(info.stats_age_ns / 1000000)) : json_null());
+	return r;
+}
+
 static const struct qmp_cmd qmp_cmds[] = {
 	{ "qmp_capabilities", cmd_capabilities },
 	{ "query-status", cmd_query_status },
@@ -384,6 +470,9 @@ static const struct qmp_cmd qmp_cmds[] = {
 	{ "query-version", cmd_query_version },
 	{ "query-gpmm-pool", cmd_query_pool },
 	{ "query-fragmentation", cmd_query_fragmentation },
+	{ "balloon", cmd_balloon },
+	{ "query-balloon", cmd_query_balloon },
+	{ "query-gpmm-balloon", cmd_query_gpmm_balloon },
 	{ "query-gpmm-vms", cmd_query_vms, .daemon_only = true },
 	{ "gpmm-vm-create", cmd_vm_create, .daemon_only = true },
 	{ 0 }

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devices/virtio_balloon.h"
+#include "devices/virtio_mmio.h"
 #include "vmm/host.h"
 #include "vmm/report.h"
 #include "vmm/guest_mem.h"
@@ -164,6 +166,53 @@ static json_t *huge_limit_json(struct vm *vm)
 	return json_null();
 }
 
+#define LOAD(x) ((json_int_t)__atomic_load_n(&(x), __ATOMIC_RELAXED))
+
+/*
+ * What the guest gave back: the VM's own count of frames returned to the
+ * pool (gmem_discard), beside what its balloon was asked and told.
+ */
+static json_t *balloon_json(struct vm *vm)
+{
+	const struct vm_discard_stats *d = &vm->discard;
+	struct virtio_balloon_info b;
+	json_t *j = json_pack("{s:I, s:I, s:I, s:I}",
+		"returned_bytes", LOAD(d->bytes), "discards", LOAD(d->calls),
+		"discard_failed", LOAD(d->failed), "blocks_returned", LOAD(d->blocks));
+
+	json_object_set_new(j, "present", json_boolean(!virtio_balloon_query(vm, &b, false)));
+	if (!json_is_true(json_object_get(j, "present")))
+		return j;
+	json_object_update_new(j, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		"target_bytes", (json_int_t)b.target_bytes,
+		"actual_bytes", (json_int_t)b.actual_bytes,
+		"inflated_pages", (json_int_t)b.inflated_pages,
+		"deflated_pages", (json_int_t)b.deflated_pages,
+		"reported_bytes", (json_int_t)b.reported_bytes,
+		"bad_pfns", (json_int_t)b.bad_pfns,
+		"stats_updates", (json_int_t)b.stats_updates));
+	return j;
+}
+
+/* Each virtio device, and how often its driver broke the rules. */
+static json_t *virtio_json(struct vm *vm)
+{
+	struct virtio_mmio_info info[VIRTIO_MMIO_SLOTS];
+	unsigned int n = virtio_mmio_list(vm, info, VIRTIO_MMIO_SLOTS);
+	json_t *a = json_array();
+
+	for (unsigned int i = 0; i < n; i++)
+		json_array_append_new(a, json_pack("{s:s, s:I, s:i, s:i, s:I, s:I, s:I, s:I, s:I}",
+			"name", info[i].name, "base", (json_int_t)info[i].base,
+			"gsi", (int)info[i].gsi, "status", (int)info[i].status,
+			"notifies", (json_int_t)info[i].notifies,
+			"bad_rings", (json_int_t)info[i].bad_rings,
+			"bad_accesses", (json_int_t)info[i].bad_accesses,
+			"resets", (json_int_t)info[i].resets,
+			"irq_errors", (json_int_t)info[i].irq_errors));
+	return a;
+}
+
 static json_t *vm_json(struct vm *vm, const struct walk *w, uint8_t *touched)
 {
 	const struct vm_migstats *m = &vm->migstats;
@@ -240,6 +289,8 @@ static json_t *vm_json(struct vm *vm, const struct walk *w, uint8_t *touched)
 		"split", (json_int_t)m->ranges_split,
 		"fail_no_block", (json_int_t)m->assemble_fail_nomem,
 		"fail_busy", (json_int_t)m->assemble_fail_busy));
+	json_object_set_new(j, "balloon", balloon_json(vm));
+	json_object_set_new(j, "virtio", virtio_json(vm));
 	return j;
 }
 
@@ -311,6 +362,28 @@ static json_int_t num(json_t *o, const char *key)
 	return json_integer_value(json_object_get(o, key));
 }
 
+static void print_balloon_text(json_t *v, FILE *f)
+{
+	json_t *b = json_object_get(v, "balloon"), *d;
+	size_t i;
+
+	if (json_is_true(json_object_get(b, "present")))
+		fprintf(f, "  balloon: target %.1f MiB, guest keeps %.1f MiB; %lld pages inflated, "
+			"%lld deflated, %.1f MiB reported free\n", mib(b, "target_bytes"),
+			mib(b, "actual_bytes"), num(b, "inflated_pages"), num(b, "deflated_pages"),
+			mib(b, "reported_bytes"));
+	fprintf(f, "  given back: %.1f MiB returned to the pool (%lld whole 2 MiB blocks), "
+		"%lld discards, %lld failed\n", mib(b, "returned_bytes"), num(b, "blocks_returned"),
+		num(b, "discards"), num(b, "discard_failed"));
+	json_array_foreach(json_object_get(v, "virtio"), i, d)
+		fprintf(f, "  %s at 0x%llx (GSI %lld): status 0x%02llx, %lld notifies, "
+			"%lld broken rings, %lld bad register accesses, %lld resets\n",
+			json_string_value(json_object_get(d, "name")),
+			(unsigned long long)num(d, "base"), num(d, "gsi"),
+			(unsigned long long)num(d, "status"), num(d, "notifies"),
+			num(d, "bad_rings"), num(d, "bad_accesses"), num(d, "resets"));
+}
+
 static void print_vm_text(json_t *v, FILE *f)
 {
 	json_t *a = json_object_get(v, "assembly"), *m = json_object_get(v, "migrations");
@@ -344,6 +417,7 @@ static void print_vm_text(json_t *v, FILE *f)
 		json_real_value(json_object_get(m, "stall_p50_us")),
 		json_real_value(json_object_get(m, "stall_p99_us")), num(m, "stalls"),
 		num(m, "range_max_us"));
+	print_balloon_text(v, f);
 }
 
 void report_print_text(json_t *report, FILE *f)

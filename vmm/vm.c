@@ -158,8 +158,10 @@ int vm_create(const struct vm_config *cfg, struct pool *pool,
 		ret = gmem_uffd_start(vm, err, errlen);
 	if (!ret && cfg->prefault)
 		ret = gmem_prefault(vm, err, errlen);
+	/* a device that refuses says why in vm->report */
 	if (!ret && (ret = devices_init(vm)))
-		snprintf(err, errlen, "device setup: %s", strerror(-ret));
+		snprintf(err, errlen, "device setup: %s",
+			 vm->report[0] ? vm->report : strerror(-ret));
 	if (!ret)
 		ret = boot_load(vm, err, errlen);
 	if (!ret)

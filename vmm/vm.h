@@ -8,6 +8,12 @@
  * Lock order, for mm/ and vmm/ together (a thread holding one may take
  * only those after it):
  *
+ *   virtio dev->lock     one virtio device's registers, queues and model
+ *                        (devices/virtio_mmio.h): taken on the vCPU thread
+ *                        that writes QueueNotify, where the device runs, and
+ *                        by QMP (balloon target, stats); before mem_lock,
+ *                        which its guest accesses (populate) and the
+ *                        balloon's gmem_discard take. Never two at once.
  *   assembler.lock       held through a pass over the VMs (assembler.c)
  *   pool compact_lock    one compaction at a time (mm/compaction.c)
  *   pool owners_lock     read-held while an owner's callback runs (mm/)
@@ -87,6 +93,8 @@ struct vm_region {
 	uint32_t *backing;	/* frame per guest page, NIL_FRAME = none */
 	uint8_t *huge;		/* per 2 MiB range: enum range_backing */
 	uint16_t *populated;	/* per 2 MiB range: pages backed */
+	uint8_t *given_back;	/* per 2 MiB range: the guest discarded pages of it
+				 * (balloon) and has not touched them all since */
 };
 
 #define VM_STALL_SAMPLES	65536
@@ -137,6 +145,14 @@ struct vm_migstats {
 };
 
 #define NIL_FRAME	UINT32_MAX
+
+/* Guest RAM handed back by the guest (balloon, free page reporting): gmem_discard. */
+struct vm_discard_stats {
+	uint64_t calls;
+	uint64_t bytes;		/* frames returned to the pool, in bytes */
+	uint64_t blocks;	/* of those, whole 2 MiB blocks freed at once */
+	uint64_t failed;	/* discards refused or cut short (not whole pages, pinned, no mapping) */
+};
 
 struct vcpu;
 struct vm;
@@ -204,6 +220,7 @@ struct vm {
 	struct vm_stats stats;
 	struct vm_migration mig;
 	struct vm_migstats migstats;
+	struct vm_discard_stats discard;	/* under mem_lock; read atomically */
 	uint64_t assemble_budget_ns;	/* rate limit bookkeeping */
 };
 

@@ -11,12 +11,14 @@
 int register_vm_suite(void);
 int register_cli_suite(void);
 int register_migrate_suite(void);
+int register_virtio_suite(void);
 int register_linux_suite(void);
 
 static int (*const suites[])(void) = {
 	register_vm_suite,
 	register_cli_suite,
 	register_migrate_suite,
+	register_virtio_suite,
 	register_linux_suite,
 };
 

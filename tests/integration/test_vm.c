@@ -245,7 +245,7 @@ static void test_unmapped_mmio_stops_vm(void)
 	CU_ASSERT_EQUAL_FATAL(run_payload(pool, &cfg, &res), 0);
 	CU_ASSERT_EQUAL(res.state, VM_FAILED);
 	CU_ASSERT_EQUAL(res.exit_code, VM_FAIL_EXIT_CODE);
-	CU_ASSERT_PTR_NOT_NULL(strstr(res.report, "unmapped MMIO address 0xd0000000"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(res.report, "unmapped MMIO address 0xc0000000"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(res.report, "rip "));
 	CU_ASSERT(!console_has(&res, "still alive"));
 	CU_ASSERT(pool_is_whole(pool));
@@ -351,7 +351,7 @@ static void test_ram_above_pci_hole(void)
 	CU_ASSERT(vm_gpa_to_frame(vm, VM_HIGH_RAM_START + (1 << 20)) >= 0);
 	CU_ASSERT_EQUAL(vm_start(vm), 0);
 	test_vm_finish(vm, &res);
-	CU_ASSERT_PTR_NOT_NULL(strstr(res.report, "unmapped MMIO address 0xd0000000"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(res.report, "unmapped MMIO address 0xc0000000"));
 	CU_ASSERT(pool_is_whole(pool));
 	pool_close(pool);
 }
