@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "devices/power.h"
 #include "vmm/acpi.h"
 #include "vmm/boot.h"
 #include "vmm/guest_mem.h"
@@ -33,6 +34,7 @@
 #define BIOS_END		0x100000ULL
 #define DECOMPRESS_GPA		0x1000000ULL	/* LOAD_PHYSICAL_ADDR of x86-64 */
 #define IDENTITY_TOP		(4ULL << 30)
+#define RESET_VECTOR_GPA	0xffff0ULL
 
 /* struct boot_params and its setup header, by offset (boot.rst) */
 #define BP_ACPI_RSDP		0x070
@@ -225,6 +227,25 @@ out:
 	return ret;
 }
 
+/*
+ * A hardware-reduced ACPI guest without EFI reboots through "the BIOS":
+ * Linux tries EFI, then jumps to the real-mode reset vector F000:FFF0.
+ * There is no BIOS here, so the vector holds the few instructions that
+ * press our reset register instead of running off into zeroed memory.
+ */
+static int write_reset_vector(struct vm *vm)
+{
+	static const uint8_t stub[] = {
+		0xba, PM_RESET_PORT & 0xff, PM_RESET_PORT >> 8,	/* mov dx, reset port */
+		0xb0, PM_RESET_VALUE,				/* mov al, value */
+		0xee,						/* out dx, al */
+		0xf4,						/* hlt */
+		0xeb, 0xfd,					/* jmp hlt */
+	};
+
+	return vm_write_guest(vm, RESET_VECTOR_GPA, stub, sizeof(stub));
+}
+
 int boot_load_bzimage(struct vm *vm, int fd, uint64_t size, char *err, size_t errlen)
 {
 	static const uint64_t gdt[] = {
@@ -296,6 +317,8 @@ int boot_load_bzimage(struct vm *vm, int fd, uint64_t size, char *err, size_t er
 		.ds = 0x18,
 	};
 	ret = vm_write_guest(vm, ZERO_PAGE_GPA, &zp, sizeof(zp));
+	if (!ret)
+		ret = write_reset_vector(vm);
 	if (!ret)
 		ret = boot_long_mode(vm, IDENTITY_TOP, gdt, 4);
 	if (ret)

@@ -318,6 +318,9 @@ static void restart_vm(struct daemon *d, struct dvm *v)
 	ret = dvm_start(d, v, &cfg, err, sizeof(err));
 	if (!ret) {
 		v->resets++;
+		if (v->foreground || d->verbose)
+			fprintf(stderr, "gpmm: VM %s reset by the guest: restarted (%u)\n",
+				cfg.name, v->resets);
 		qmp_broadcast_vm(d, v, "RESET", json_pack("{s:b, s:s}", "guest", true,
 							  "reason", "guest-reset"));
 		return;
