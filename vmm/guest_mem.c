@@ -148,6 +148,17 @@ static const char *populate_error(int ret)
 	return strerror(-ret);
 }
 
+/* The bookkeeping of a newly backed guest page. mem_lock held. */
+static void account_page(struct vm *vm, struct vm_region *r, uint64_t idx, long frame)
+{
+	r->backing[idx] = (uint32_t)frame;
+	vm->pool->gpa_of[frame] = r->gpa + (idx << MM_PAGE_SHIFT) + 1;
+	__atomic_add_fetch(&vm->stats.populated_pages, 1, __ATOMIC_RELAXED);
+	/* the guest wants all of a range it once gave back: fill may take it again */
+	if (++r->populated[idx >> MM_PAGEBLOCK_ORDER] == MM_PAGEBLOCK_PAGES)
+		r->given_back[idx >> MM_PAGEBLOCK_ORDER] = 0;
+}
+
 /*
  * Back one guest page. Zeroing goes through the pool's own mapping, so a
  * guest never sees what a frame held for its previous owner. mem_lock held.
@@ -169,12 +180,46 @@ int __gmem_populate(struct vm *vm, struct vm_region *r, uint64_t idx,
 		gmem_free_frame(vm, pcp, (uint64_t)frame);
 		return ret;
 	}
-	r->backing[idx] = (uint32_t)frame;
-	vm->pool->gpa_of[frame] = r->gpa + (idx << MM_PAGE_SHIFT) + 1;
-	__atomic_add_fetch(&vm->stats.populated_pages, 1, __ATOMIC_RELAXED);
-	/* the guest wants all of a range it once gave back: fill may take it again */
-	if (++r->populated[idx >> MM_PAGEBLOCK_ORDER] == MM_PAGEBLOCK_PAGES)
-		r->given_back[idx >> MM_PAGEBLOCK_ORDER] = 0;
+	account_page(vm, r, idx, frame);
+	return 0;
+}
+
+/*
+ * Guests touch memory in runs: a kernel decompressing itself, clearing its
+ * memory map, unpacking its initramfs; a process filling a buffer. So a
+ * fault backs the aligned 64 KiB around the page at once, with one
+ * contiguous block (split into pages, each its own allocation as ever)
+ * and one mapping, where page by page it would take 16 round trips
+ * through the fault thread. Not in a range the guest gave back (balloon,
+ * free page reporting): what it returned stays returned until touched.
+ * Any page of the 64 KiB already backed, or no such block free: one page.
+ * mem_lock held.
+ */
+static int __gmem_populate_around(struct vm *vm, struct vm_region *r, uint64_t idx,
+				  struct mm_pcp *pcp)
+{
+	uint64_t first = idx & ~(GMEM_FAULT_AROUND_PAGES - 1);
+	long frame;
+
+	if (r->given_back[idx >> MM_PAGEBLOCK_ORDER] ||
+	    first + GMEM_FAULT_AROUND_PAGES > r->size >> MM_PAGE_SHIFT)
+		return __gmem_populate(vm, r, idx, pcp);
+	for (uint64_t i = first; i < first + GMEM_FAULT_AROUND_PAGES; i++)
+		if (r->backing[i] != NIL_FRAME)
+			return __gmem_populate(vm, r, idx, pcp);
+	frame = mm_alloc(vm->pool->mm, pcp, GMEM_FAULT_AROUND_ORDER, MIGRATE_MOVABLE, vm->owner);
+	if (frame < 0)
+		return __gmem_populate(vm, r, idx, pcp);
+	if (mm_split(vm->pool->mm, (uint64_t)frame) ||
+	    (memset(pool_frame_ptr(vm->pool, frame), 0, GMEM_FAULT_AROUND_PAGES << MM_PAGE_SHIFT),
+	     gmem_map(vm, r->hva + (first << MM_PAGE_SHIFT), frame,
+		      GMEM_FAULT_AROUND_PAGES << MM_PAGE_SHIFT))) {
+		for (uint64_t i = 0; i < GMEM_FAULT_AROUND_PAGES; i++)
+			gmem_free_frame(vm, pcp, (uint64_t)frame + i);
+		return __gmem_populate(vm, r, idx, pcp);
+	}
+	for (uint64_t i = 0; i < GMEM_FAULT_AROUND_PAGES; i++)
+		account_page(vm, r, first + i, frame + (long)i);
 	return 0;
 }
 
@@ -312,9 +357,12 @@ static void handle_fault(struct vm *vm, const struct uffd_msg *msg)
 	uint64_t t0 = vm_now_ns();
 	int ret = -EFAULT;
 
-	if (r)
-		ret = populate(vm, r, (addr - (uintptr_t)r->hva) >> MM_PAGE_SHIFT,
-			       vm->mem_pcp);
+	if (r) {
+		pthread_mutex_lock(&vm->mem_lock);
+		ret = __gmem_populate_around(vm, r, (addr - (uintptr_t)r->hva) >> MM_PAGE_SHIFT,
+					     vm->mem_pcp);
+		pthread_mutex_unlock(&vm->mem_lock);
+	}
 	if (ret) {
 		struct uffdio_zeropage zp = { .range = range };
 		uint64_t gpa = r ? r->gpa + (addr - (uintptr_t)r->hva) : 0;

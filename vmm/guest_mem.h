@@ -9,6 +9,10 @@
 
 #include "vmm/vm.h"
 
+/* A demand fault backs the aligned 64 KiB around the page (guest_mem.c). */
+#define GMEM_FAULT_AROUND_ORDER	4
+#define GMEM_FAULT_AROUND_PAGES	(1U << GMEM_FAULT_AROUND_ORDER)
+
 /*
  * Move the guest page at @gpa to @new_frame (allocated by the caller from
  * the VM's pool; the VM owns it from now on) and free the old frame. The
