@@ -56,6 +56,7 @@ VMM_SRCS   := vmm/pool.c \
               vmm/report.c \
               vmm/boot.c \
               vmm/boot_linux.c \
+              vmm/boot_pvh.c \
               vmm/acpi.c \
               vmm/vcpu.c \
               vmm/vm.c \

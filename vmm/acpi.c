@@ -274,7 +274,7 @@ static void aml_announced(struct tbuf *b, unsigned int i, const struct dev_acpi 
 	struct tbuf res = { res_mem, 0, sizeof(res_mem) };
 	char name[5];
 
-	snprintf(name, sizeof(name), "V%03u", i);
+	snprintf(name, sizeof(name), "V%03u", i % 1000);
 	res_mem32(&res, (uint32_t)d->base, d->len);
 	res_irq(&res, d->gsi, false);
 	aml_device(b, name, d->hid, i, &res);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Guest loading. The format is the file's own: a Linux setup header
- * ("HdrS" at 0x202) makes it a bzImage, anything else a flat payload.
+ * ("HdrS" at 0x202) makes it a bzImage, an ELF header a vmlinux booted by
+ * PVH, anything else a flat payload.
  *
  * Flat payloads: the file goes to 0x100000; below it the VMM builds a GDT
  * and page tables that map guest-physical memory 1:1 with 2 MiB pages, up
@@ -155,11 +156,9 @@ int boot_load(struct vm *vm, char *err, size_t errlen)
 	n = pread(fd, head, sizeof(head), 0);
 	if (S_ISREG(st.st_mode) && is_bzimage(head, n))
 		ret = boot_load_bzimage(vm, fd, (uint64_t)st.st_size, err, errlen);
-	else if (S_ISREG(st.st_mode) && n >= 4 && !memcmp(head, "\177ELF", 4)) {
-		ret = -ENOEXEC;
-		snprintf(err, errlen, "kernel %s is an ELF file: boot a bzImage "
-			 "(vmlinuz) or a flat payload", path);
-	} else
+	else if (S_ISREG(st.st_mode) && n >= 4 && !memcmp(head, "\177ELF", 4))
+		ret = boot_load_pvh(vm, fd, err, errlen);
+	else
 		ret = boot_load_flat(vm, path, err, errlen);
 	close(fd);
 	return ret;

@@ -26,8 +26,6 @@
 #include "vmm/vm.h"
 
 #define ZERO_PAGE_GPA		0x7000ULL
-#define CMDLINE_GPA		0x20000ULL
-#define CMDLINE_MAX		0x10000ULL
 #define KERNEL_GPA		0x100000ULL
 #define EBDA_START		0x9fc00ULL
 #define BIOS_START		ACPI_TABLES_GPA
@@ -63,8 +61,6 @@
 #define LOADED_HIGH		0x01
 #define CAN_USE_HEAP		0x80
 #define XLF_KERNEL_64		0x01
-#define E820_RAM		1
-#define E820_RESERVED		2
 
 struct zero_page {
 	uint8_t b[4096];
@@ -130,20 +126,36 @@ static void e820_add(struct zero_page *zp, uint64_t addr, uint64_t size, uint32_
 	zp->b[BP_E820_ENTRIES] = (uint8_t)(n + 1);
 }
 
-static void build_e820(struct zero_page *zp, const struct vm *vm)
+/*
+ * The VM's real layout: RAM below the PCI hole and above 4 GiB, the EBDA
+ * and BIOS area reserved (the ACPI tables and the reset vector live
+ * there). The same map for the e820 table and PVH's memory map.
+ */
+unsigned int boot_memory_map(const struct vm *vm, struct boot_mem_entry *map)
 {
 	const struct vm_region *low = &vm->regions[0];
+	unsigned int n = 0;
 
-	e820_add(zp, 0, EBDA_START, E820_RAM);
-	e820_add(zp, EBDA_START, 0xa0000 - EBDA_START, E820_RESERVED);
-	e820_add(zp, BIOS_START, BIOS_END - BIOS_START, E820_RESERVED);
-	e820_add(zp, BIOS_END, low->size - BIOS_END, E820_RAM);
+	map[n++] = (struct boot_mem_entry){ 0, EBDA_START, E820_RAM };
+	map[n++] = (struct boot_mem_entry){ EBDA_START, 0xa0000 - EBDA_START, E820_RESERVED };
+	map[n++] = (struct boot_mem_entry){ BIOS_START, BIOS_END - BIOS_START, E820_RESERVED };
+	map[n++] = (struct boot_mem_entry){ BIOS_END, low->size - BIOS_END, E820_RAM };
 	for (unsigned int i = 1; i < vm->nr_regions; i++)
-		e820_add(zp, vm->regions[i].gpa, vm->regions[i].size, E820_RAM);
+		map[n++] = (struct boot_mem_entry){ vm->regions[i].gpa, vm->regions[i].size,
+						    E820_RAM };
+	return n;
 }
 
-static int copy_from_file(struct vm *vm, int fd, uint64_t off, uint64_t gpa,
-			  uint64_t len)
+static void build_e820(struct zero_page *zp, const struct vm *vm)
+{
+	struct boot_mem_entry map[BOOT_MEM_ENTRIES];
+	unsigned int n = boot_memory_map(vm, map);
+
+	for (unsigned int i = 0; i < n; i++)
+		e820_add(zp, map[i].addr, map[i].size, map[i].type);
+}
+
+int boot_copy_from_file(struct vm *vm, int fd, uint64_t off, uint64_t gpa, uint64_t len)
 {
 	uint8_t *dst = vm_guest_ptr(vm, gpa, len);
 
@@ -162,36 +174,41 @@ static int copy_from_file(struct vm *vm, int fd, uint64_t off, uint64_t gpa,
 }
 
 /* gpmm's own part first, so the operator's words can override it. */
-static int write_cmdline(struct vm *vm, struct zero_page *zp, char *err, size_t errlen)
+int boot_write_cmdline(struct vm *vm, uint32_t max, char *err, size_t errlen)
 {
-	uint32_t max = rd32(zp, BP_CMDLINE_SIZE);
 	char line[sizeof(vm->cfg.append) + 64];
 	int n;
 
 	n = snprintf(line, sizeof(line), "%s%s",
 		     strcmp(vm->cfg.console, "none") ? "console=ttyS0 " : "", vm->cfg.append);
-	if (n < 0 || (uint32_t)n > max || (uint64_t)n >= CMDLINE_MAX) {
+	if (n < 0 || (uint32_t)n > max || (uint64_t)n >= BOOT_CMDLINE_MAX) {
 		snprintf(err, errlen, "the kernel command line is %d bytes; this kernel takes %u",
 			 n, max);
 		return -E2BIG;
 	}
-	wr(zp, BP_CMD_LINE_PTR, CMDLINE_GPA, 4);
-	wr(zp, BP_EXT_CMD_LINE_PTR, CMDLINE_GPA >> 32, 4);
-	return vm_write_guest(vm, CMDLINE_GPA, line, (uint64_t)n + 1);
+	return vm_write_guest(vm, BOOT_CMDLINE_GPA, line, (uint64_t)n + 1);
+}
+
+static int write_cmdline(struct vm *vm, struct zero_page *zp, char *err, size_t errlen)
+{
+	wr(zp, BP_CMD_LINE_PTR, BOOT_CMDLINE_GPA, 4);
+	wr(zp, BP_EXT_CMD_LINE_PTR, BOOT_CMDLINE_GPA >> 32, 4);
+	return boot_write_cmdline(vm, rd32(zp, BP_CMDLINE_SIZE), err, errlen);
 }
 
 /*
- * The initrd goes as high as the kernel allows below the PCI hole, page
- * aligned, and must stay clear of where the kernel decompresses itself.
+ * The initrd goes as high as the kernel allows (@limit) below the PCI
+ * hole, page aligned, and must stay clear of the kernel (up to @low).
+ * Nothing to do without one: *size stays 0.
  */
-static int load_initrd(struct vm *vm, struct zero_page *zp, uint64_t kernel_end,
-		       char *err, size_t errlen)
+int boot_load_initrd(struct vm *vm, uint64_t limit, uint64_t low, uint64_t *addr,
+		     uint64_t *size, char *err, size_t errlen)
 {
 	const char *path = vm->cfg.initrd;
-	uint64_t limit = (uint64_t)rd32(zp, BP_INITRD_ADDR_MAX) + 1, addr;
 	struct stat st;
 	int fd, ret;
 
+	*addr = *size = 0;
 	if (!path[0])
 		return 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -203,28 +220,40 @@ static int load_initrd(struct vm *vm, struct zero_page *zp, uint64_t kernel_end,
 	}
 	if (limit > vm->regions[0].size)
 		limit = vm->regions[0].size;
-	addr = (limit - (uint64_t)st.st_size) & ~0xfffULL;
-	if ((uint64_t)st.st_size > limit || addr < kernel_end) {
+	*addr = (limit - (uint64_t)st.st_size) & ~0xfffULL;
+	if ((uint64_t)st.st_size > limit || *addr < low) {
 		ret = -E2BIG;
 		snprintf(err, errlen, "initrd %s (%lld bytes) does not fit between the kernel "
 			 "(up to %llu MiB) and %llu MiB: give the VM more RAM", path,
-			 (long long)st.st_size, (unsigned long long)(kernel_end >> 20),
+			 (long long)st.st_size, (unsigned long long)(low >> 20),
 			 (unsigned long long)(limit >> 20));
 		goto out;
 	}
-	ret = copy_from_file(vm, fd, 0, addr, (uint64_t)st.st_size);
-	if (ret) {
+	ret = boot_copy_from_file(vm, fd, 0, *addr, (uint64_t)st.st_size);
+	if (ret)
 		snprintf(err, errlen, "loading initrd %s: %s", path, strerror(-ret));
-		goto out;
-	}
-	wr(zp, BP_RAMDISK_IMAGE, addr, 4);
-	wr(zp, BP_RAMDISK_SIZE, (uint64_t)st.st_size, 4);
-	wr(zp, BP_EXT_RAMDISK_IMAGE, addr >> 32, 4);
-	wr(zp, BP_EXT_RAMDISK_SIZE, (uint64_t)st.st_size >> 32, 4);
+	else
+		*size = (uint64_t)st.st_size;
 out:
 	if (fd >= 0)
 		close(fd);
 	return ret;
+}
+
+static int load_initrd(struct vm *vm, struct zero_page *zp, uint64_t kernel_end,
+		       char *err, size_t errlen)
+{
+	uint64_t addr, size;
+	int ret = boot_load_initrd(vm, (uint64_t)rd32(zp, BP_INITRD_ADDR_MAX) + 1, kernel_end,
+				   &addr, &size, err, errlen);
+
+	if (ret || !size)
+		return ret;
+	wr(zp, BP_RAMDISK_IMAGE, addr, 4);
+	wr(zp, BP_RAMDISK_SIZE, size, 4);
+	wr(zp, BP_EXT_RAMDISK_IMAGE, addr >> 32, 4);
+	wr(zp, BP_EXT_RAMDISK_SIZE, size >> 32, 4);
+	return 0;
 }
 
 /*
@@ -233,7 +262,7 @@ out:
  * There is no BIOS here, so the vector holds the few instructions that
  * press our reset register instead of running off into zeroed memory.
  */
-static int write_reset_vector(struct vm *vm)
+int boot_write_reset_vector(struct vm *vm)
 {
 	static const uint8_t stub[] = {
 		0xba, PM_RESET_PORT & 0xff, PM_RESET_PORT >> 8,	/* mov dx, reset port */
@@ -288,7 +317,7 @@ int boot_load_bzimage(struct vm *vm, int fd, uint64_t size, char *err, size_t er
 			 (unsigned long long)(vm->cfg.ram_bytes >> 20));
 		return -E2BIG;
 	}
-	ret = copy_from_file(vm, fd, setup_size, KERNEL_GPA, kernel_size);
+	ret = boot_copy_from_file(vm, fd, setup_size, KERNEL_GPA, kernel_size);
 	if (ret) {
 		snprintf(err, errlen, "loading kernel %s: %s", path, strerror(-ret));
 		return ret;
@@ -318,7 +347,7 @@ int boot_load_bzimage(struct vm *vm, int fd, uint64_t size, char *err, size_t er
 	};
 	ret = vm_write_guest(vm, ZERO_PAGE_GPA, &zp, sizeof(zp));
 	if (!ret)
-		ret = write_reset_vector(vm);
+		ret = boot_write_reset_vector(vm);
 	if (!ret)
 		ret = boot_long_mode(vm, IDENTITY_TOP, gdt, 4);
 	if (ret)

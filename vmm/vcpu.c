@@ -157,7 +157,9 @@ int vcpu_setup_boot(struct vcpu *vcpu)
 
 	if (b->is_linux && vcpu->index)
 		return 0;
-	if (b->is_linux) {
+	if (b->prot32) {
+		regs.rbx = b->rsi;
+	} else if (b->is_linux) {
 		regs.rsi = b->rsi;
 	} else {
 		regs.rdi = vcpu->vm->cfg.ram_bytes;
@@ -167,17 +169,23 @@ int vcpu_setup_boot(struct vcpu *vcpu)
 	}
 	if (ioctl(vcpu->fd, KVM_GET_SREGS, &sregs) < 0)
 		return -errno;
-	set_segment(&sregs.cs, b->cs, 0xb, true);
+	set_segment(&sregs.cs, b->cs, 0xb, !b->prot32);
 	set_segment(&sregs.ds, b->ds, 0x3, false);
 	sregs.es = sregs.fs = sregs.gs = sregs.ss = sregs.ds;
 	sregs.gdt.base = BOOT_GDT_ADDR;
 	sregs.gdt.limit = b->gdt_limit;
 	sregs.idt.base = 0;
 	sregs.idt.limit = 0;
-	sregs.cr3 = BOOT_PML4_ADDR;
-	sregs.cr4 = 1U << 5;				/* PAE */
-	sregs.cr0 = 0x80050033;				/* PG WP NE ET MP PE, AM */
-	sregs.efer = (1U << 8) | (1U << 10);		/* LME, LMA */
+	if (b->prot32) {
+		sregs.cr0 = 0x11;			/* ET PE: no paging */
+		sregs.cr4 = 0;
+		sregs.efer = 0;
+	} else {
+		sregs.cr3 = BOOT_PML4_ADDR;
+		sregs.cr4 = 1U << 5;			/* PAE */
+		sregs.cr0 = 0x80050033;			/* PG WP NE ET MP PE, AM */
+		sregs.efer = (1U << 8) | (1U << 10);	/* LME, LMA */
+	}
 	if (ioctl(vcpu->fd, KVM_SET_SREGS, &sregs) < 0 ||
 	    ioctl(vcpu->fd, KVM_SET_REGS, &regs) < 0)
 		return -errno;

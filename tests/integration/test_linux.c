@@ -34,8 +34,9 @@ static const char *linux_file(const char *name)
 }
 
 /* `gpmm run` of the Linux guest with @ram_mib and @cpus; extra options after. */
-static int boot(struct child *c, const char *name, unsigned int ram_mib, unsigned int cpus,
-		const char *append, const char *extra)
+static int boot_kernel(struct child *c, const char *kernel, const char *name,
+		       unsigned int ram_mib, unsigned int cpus, const char *append,
+		       const char *extra)
 {
 	char ram[16], ncpu[8], qmp[256];
 	char *argv[32];
@@ -47,7 +48,7 @@ static int boot(struct child *c, const char *name, unsigned int ram_mib, unsigne
 	argv[n++] = (char *)gpmm_bin();
 	argv[n++] = "run";
 	argv[n++] = "--kernel";
-	argv[n++] = (char *)linux_file("bzImage");
+	argv[n++] = (char *)linux_file(kernel);
 	argv[n++] = "--initrd";
 	argv[n++] = (char *)linux_file("initramfs.cpio.gz");
 	argv[n++] = "--ram";
@@ -66,6 +67,12 @@ static int boot(struct child *c, const char *name, unsigned int ram_mib, unsigne
 		argv[n++] = (char *)extra;
 	argv[n] = NULL;
 	return child_spawn(c, argv);
+}
+
+static int boot(struct child *c, const char *name, unsigned int ram_mib, unsigned int cpus,
+		const char *append, const char *extra)
+{
+	return boot_kernel(c, "bzImage", name, ram_mib, cpus, append, extra);
 }
 
 static unsigned long long number_after(const char *text, const char *key)
@@ -134,6 +141,29 @@ static void test_linux_boot_console_power(void)
 		sscanf(p, "pool after the VM gave its frames back: %llu of %llu", &free_f, &all);
 		CU_ASSERT(all > 0 && free_f == all);
 	}
+	if (CU_get_number_of_failures())
+		fprintf(stderr, "\nconsole tail:\n%s\n", child_tail(&c, 3000));
+	child_end(&c);
+}
+
+/*
+ * The same kernel uncompressed, booted by PVH (its ELF entry note): no
+ * decompressor, no zero page; the start info carries the command line,
+ * the initrd and the memory map.
+ */
+static void test_linux_pvh(void)
+{
+	struct child c;
+
+	CU_ASSERT_FATAL(boot_kernel(&c, "vmlinux", "lx3", 128, 2, "quiet gpmm.test=pvh", NULL) == 0);
+	CU_ASSERT(child_expect(&c, "GPMM-LINUX-INIT cpus=2", BOOT_TIMEOUT));
+	CU_ASSERT(child_expect(&c, "gpmm.test=pvh", 30));
+	/* the memory map came through the start info */
+	CU_ASSERT(ask(&c, "dmesg | grep BIOS-e820 | sed 's/^/dm: /'",
+		      "0x0000000000100000-0x0000000007ffffff] usable"));
+	CU_ASSERT(ask(&c, "echo pvh=$((6*7))", "pvh=42"));
+	CU_ASSERT(child_send(&c, "poweroff"));
+	CU_ASSERT_EQUAL(child_wait(&c, CMD_TIMEOUT), 0);
 	if (CU_get_number_of_failures())
 		fprintf(stderr, "\nconsole tail:\n%s\n", child_tail(&c, 3000));
 	child_end(&c);
@@ -246,6 +276,7 @@ int register_linux_suite(void)
 	CU_pSuite s = CU_add_suite("linux", NULL, NULL);
 
 	if (!s || !CU_add_test(s, "boot, console, reboot, poweroff", test_linux_boot_console_power) ||
+	    !CU_add_test(s, "vmlinux by PVH", test_linux_pvh) ||
 	    !CU_add_test(s, "memwork: huge-backed, free page reporting",
 			 test_linux_memwork_huge_and_reporting))
 		return CU_get_error();
