@@ -22,15 +22,19 @@
 #define RST_CNT_PORT		0xcf9
 #define RST_CNT_RESET		0x04
 
+/* Reads: no wake event, nothing to report, a controller never busy. */
+static int read_zero(uint8_t *data, unsigned int len)
+{
+	for (unsigned int i = 0; i < len; i++)
+		data[i] = 0;
+	return 0;
+}
+
 static int pm_io(struct vm *vm, struct vcpu *vcpu, void *opaque, uint64_t port,
 		 uint8_t *data, unsigned int len, bool is_write)
 {
-	if (!is_write) {
-		/* no wake event, nothing to report, controller never busy */
-		for (unsigned int i = 0; i < len; i++)
-			data[i] = 0;
-		return 0;
-	}
+	if (!is_write)
+		return read_zero(data, len);
 	if (port == PM_SLEEP_CTL_PORT && (data[0] & SLP_EN) &&
 	    SLP_TYP(data[0]) == PM_S5_SLP_TYP)
 		vm_guest_power(vm, false);
@@ -42,11 +46,8 @@ static int pm_io(struct vm *vm, struct vcpu *vcpu, void *opaque, uint64_t port,
 static int i8042_io(struct vm *vm, struct vcpu *vcpu, void *opaque, uint64_t port,
 		    uint8_t *data, unsigned int len, bool is_write)
 {
-	if (!is_write) {
-		for (unsigned int i = 0; i < len; i++)
-			data[i] = 0;
-		return 0;
-	}
+	if (!is_write)
+		return read_zero(data, len);
 	if (port == I8042_CMD_PORT && data[0] == I8042_CMD_RESET)
 		vm_guest_power(vm, true);
 	return 0;
@@ -56,8 +57,8 @@ static int rst_cnt_io(struct vm *vm, struct vcpu *vcpu, void *opaque, uint64_t p
 		      uint8_t *data, unsigned int len, bool is_write)
 {
 	if (!is_write)
-		data[0] = 0;
-	else if (data[0] & RST_CNT_RESET)
+		return read_zero(data, len);
+	if (data[0] & RST_CNT_RESET)
 		vm_guest_power(vm, true);
 	return 0;
 }

@@ -57,6 +57,13 @@ bool vq_setup(struct vdev *d, struct vq *q, unsigned int index, uint16_t num)
 			  .desc = (volatile struct virtq_desc *)(uintptr_t)desc,
 			  .avail = (volatile uint16_t *)(uintptr_t)avail,
 			  .used = (volatile uint32_t *)(uintptr_t)used };
+	vd_queue_regs(d, index, num, desc, avail, used);
+	return vd_read(d, VIRTIO_MMIO_QUEUE_READY) == 1;
+}
+
+void vd_queue_regs(struct vdev *d, unsigned int index, uint32_t num, uint64_t desc,
+		   uint64_t avail, uint64_t used)
+{
 	vd_write(d, VIRTIO_MMIO_QUEUE_SEL, index);
 	vd_write(d, VIRTIO_MMIO_QUEUE_NUM, num);
 	vd_write(d, VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)desc);
@@ -66,7 +73,6 @@ bool vq_setup(struct vdev *d, struct vq *q, unsigned int index, uint16_t num)
 	vd_write(d, VIRTIO_MMIO_QUEUE_USED_LOW, (uint32_t)used);
 	vd_write(d, VIRTIO_MMIO_QUEUE_USED_HIGH, (uint32_t)(used >> 32));
 	vd_write(d, VIRTIO_MMIO_QUEUE_READY, 1);
-	return vd_read(d, VIRTIO_MMIO_QUEUE_READY) == 1;
 }
 
 void vq_post(struct vq *q, const struct vseg *segs, unsigned int n)

@@ -69,6 +69,9 @@ static inline void vdev_driver_ok(struct vdev *d)
 /* Zeroed, page-aligned memory from the payload heap; 0 when it runs out. */
 uint64_t vd_alloc(uint64_t bytes);
 /* Set queue @index up with @num entries in fresh memory; true if it is ready. */
+/* Program queue @index's size and ring addresses, whatever they are, then QueueReady = 1. */
+void vd_queue_regs(struct vdev *d, unsigned int index, uint32_t num, uint64_t desc,
+		   uint64_t avail, uint64_t used);
 bool vq_setup(struct vdev *d, struct vq *q, unsigned int index, uint16_t num);
 /* Publish a chain of @n buffers in descriptors 0..n-1 and notify. */
 void vq_post(struct vq *q, const struct vseg *segs, unsigned int n);

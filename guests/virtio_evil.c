@@ -242,15 +242,7 @@ static void setup_queue(struct vdev *d, uint32_t num, uint64_t desc, uint64_t av
 			uint64_t used)
 {
 	negotiate(d);
-	vd_write(d, VIRTIO_MMIO_QUEUE_SEL, 0);
-	vd_write(d, VIRTIO_MMIO_QUEUE_NUM, num);
-	vd_write(d, VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)desc);
-	vd_write(d, VIRTIO_MMIO_QUEUE_DESC_HIGH, (uint32_t)(desc >> 32));
-	vd_write(d, VIRTIO_MMIO_QUEUE_AVAIL_LOW, (uint32_t)avail);
-	vd_write(d, VIRTIO_MMIO_QUEUE_AVAIL_HIGH, (uint32_t)(avail >> 32));
-	vd_write(d, VIRTIO_MMIO_QUEUE_USED_LOW, (uint32_t)used);
-	vd_write(d, VIRTIO_MMIO_QUEUE_USED_HIGH, (uint32_t)(used >> 32));
-	vd_write(d, VIRTIO_MMIO_QUEUE_READY, 1);
+	vd_queue_regs(d, 0, num, desc, avail, used);
 }
 
 static void placement_attacks(struct vdev *d, uint64_t ring)

@@ -12,7 +12,7 @@
 #include "tests/integration/harness.h"
 #include "vmm/guest_mem.h"
 
-const char *payload(const char *name)
+const char *guest_file(const char *name)
 {
 	/* a few at once may be live in one call's arguments */
 	static __thread char paths[4][512];
@@ -20,8 +20,16 @@ const char *payload(const char *name)
 	const char *dir = getenv("GUESTS");
 	char *path = paths[next++ % 4];
 
-	snprintf(path, sizeof(paths[0]), "%s/%s.bin", dir ? dir : "build/guests", name);
+	snprintf(path, sizeof(paths[0]), "%s/%s", dir ? dir : "build/guests", name);
 	return path;
+}
+
+const char *payload(const char *name)
+{
+	char file[256];
+
+	snprintf(file, sizeof(file), "%s.bin", name);
+	return guest_file(file);
 }
 
 struct pool *test_pool(unsigned int mib)

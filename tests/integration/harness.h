@@ -21,7 +21,9 @@ struct run_result {
 	struct console_buf console;
 };
 
-/* Path of a built payload (GUESTS env, else build/guests). */
+/* Path of a built guest file (GUESTS env, else build/guests). */
+const char *guest_file(const char *name);
+/* Path of a built payload: guest_file(NAME.bin). */
 const char *payload(const char *name);
 /* A pool of @mib MiB with grouping on; NULL recorded as a failure. */
 struct pool *test_pool(unsigned int mib);

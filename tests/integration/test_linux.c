@@ -24,13 +24,10 @@
 
 static const char *linux_file(const char *name)
 {
-	static __thread char paths[2][512];
-	static __thread unsigned int next;
-	const char *dir = getenv("GUESTS");
-	char *p = paths[next++ % 2];
+	char file[256];
 
-	snprintf(p, sizeof(paths[0]), "%s/linux/%s", dir ? dir : "build/guests", name);
-	return p;
+	snprintf(file, sizeof(file), "linux/%s", name);
+	return guest_file(file);
 }
 
 /* `gpmm run` of the Linux guest with @ram_mib and @cpus; extra options after. */
@@ -169,6 +166,43 @@ static void test_linux_pvh(void)
 	child_end(&c);
 }
 
+/*
+ * Kernels and settings a loader must refuse, each with its reason and
+ * before any vCPU runs: a cut bzImage, an ELF kernel without a PVH note,
+ * too little RAM to decompress, a missing initrd, a command line longer
+ * than the kernel takes.
+ */
+static void test_linux_bad_input(void)
+{
+	char cut[512], elf[512], bz[512];
+	const struct {
+		const char *kernel, *opts, *says;
+	} cases[] = {
+		{ cut, "", "is the whole file" },
+		{ elf, "", "has no PVH entry note" },
+		{ bz, "--ram 16M", "MiB of RAM to decompress" },
+		{ bz, "--initrd /nonexistent/initrd", "cannot read initrd" },
+		{ bz, "--append \"$(printf '%02047d' 0)\"", "this kernel takes" },
+	};
+	char out[4096];
+
+	snprintf(bz, sizeof(bz), "%s", linux_file("bzImage"));
+	snprintf(cut, sizeof(cut), "%s/cut.bzImage", test_run_dir());
+	snprintf(elf, sizeof(elf), "%s/hello.elf", test_run_dir());
+	CU_ASSERT_EQUAL_FATAL(sh(NULL, 0, "head -c 8192 %s > %s && cp %s %s",
+				 bz, cut, guest_file("hello.elf"), elf), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = sh(out, sizeof(out), "%s run --kernel %s --pool 256M %s </dev/null 2>&1",
+			    gpmm_bin(), cases[i].kernel, cases[i].opts);
+
+		CU_ASSERT(rc != 0 && rc != 255);
+		CU_ASSERT_PTR_NOT_NULL(strstr(out, cases[i].says));
+		if (!strstr(out, cases[i].says))
+			fprintf(stderr, "\ncase %zu (%s): rc %d, said: %.500s\n", i, cases[i].says,
+				rc, out);
+	}
+}
+
 /* `gpmm frag NAME --json`, parsed; NULL when gpmm could not answer. */
 static json_t *frag(const char *name)
 {
@@ -277,6 +311,7 @@ int register_linux_suite(void)
 
 	if (!s || !CU_add_test(s, "boot, console, reboot, poweroff", test_linux_boot_console_power) ||
 	    !CU_add_test(s, "vmlinux by PVH", test_linux_pvh) ||
+	    !CU_add_test(s, "bad kernels and settings", test_linux_bad_input) ||
 	    !CU_add_test(s, "memwork: huge-backed, free page reporting",
 			 test_linux_memwork_huge_and_reporting))
 		return CU_get_error();
