@@ -459,10 +459,43 @@ static void test_host_check(void)
 	CU_ASSERT_EQUAL(sh(NULL, 0, "%s host-check --bogus 2>/dev/null", gpmm_bin()), 2);
 }
 
+/*
+ * Where the console goes: a file gets what the guest printed and the
+ * terminal does not; none drops it; pty names the terminal to attach to;
+ * a console gpmm cannot make is refused before the VM runs.
+ */
+static void test_run_console_backends(void)
+{
+	char file[256], buf[256] = "";
+	FILE *f;
+
+	snprintf(file, sizeof(file), "%s/console.txt", test_run_dir());
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run --kernel %s --ram 16M --pool 64M "
+			   "--console file:%s 2>&1", gpmm_bin(), payload("hello"), file), 0);
+	CU_ASSERT_PTR_NULL(strstr(out, "hello from gpmm guest"));
+	f = fopen(file, "r");
+	CU_ASSERT_FATAL(f != NULL);
+	CU_ASSERT(fgets(buf, sizeof(buf), f) && strstr(buf, "hello from gpmm guest"));
+	fclose(f);
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run --kernel %s --ram 16M --pool 64M "
+			   "--console none 2>&1", gpmm_bin(), payload("hello")), 0);
+	CU_ASSERT_PTR_NULL(strstr(out, "hello from gpmm guest"));
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run --kernel %s --ram 16M --pool 64M "
+			   "--console pty 2>&1", gpmm_bin(), payload("hello")), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "console on /dev/pts/"));
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run --kernel %s --ram 16M --pool 64M "
+			   "--console serial0 2>&1", gpmm_bin(), payload("hello")), 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "bad value 'serial0' for console"));
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run --kernel %s --ram 16M --pool 64M "
+			   "--console file:/nonexistent/dir/x 2>&1", gpmm_bin(), payload("hello")), 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "cannot open console file"));
+}
+
 int register_cli_suite(void)
 {
 	static const struct suite_test tests[] = {
 		{ "run: exit codes", test_run_exit_codes },
+		{ "run: console back ends", test_run_console_backends },
 		{ "run: memtest 64M 2 cpus", test_run_memtest_64m },
 		{ "run: bad input", test_run_bad_input },
 		{ "run: config file", test_run_config_file },
