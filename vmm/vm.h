@@ -24,8 +24,9 @@
  *   pcp.lock             one per-thread list
  *   pool lock            the buddy lists (like zone->lock)
  *
- * vm.lock (state, pause protocol) and console_buf.lock are leaves: nothing
- * else is taken under them. The fault thread takes mem_lock (populate) and
+ * vm.lock (state, pause protocol), console_buf.lock and the 8250's lock
+ * (devices/serial8250.c: vCPU threads and console input; under it only a
+ * pipe write and KVM_IRQ_LINE) are leaves: nothing else is taken under them. The fault thread takes mem_lock (populate) and
  * mig.lock (write-protect faults), never both. Allocating a 2 MiB block may
  * compact, which calls back into VMs: vm_assemble_range allocates before it
  * takes mem_lock.
