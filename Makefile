@@ -158,6 +158,9 @@ $(INTEG): $(INTEG_OBJS) $(LIBAPP) $(LIBMM)
 TESTVM_KERNEL ?= 6.12
 TEST_KERNELS  ?= 6.1 6.12
 INTEG_ENV      = GPMM=$(GPMM) GUESTS=$(BUILD)/guests
+ifeq ($(TSAN),1)
+INTEG_ENV     += TSAN_OPTIONS=suppressions=$(CURDIR)/tests/tsan.supp
+endif
 
 HAVE_KVM      := $(shell [ -c /dev/kvm ] && [ -r /dev/kvm ] && echo yes)
 ifeq ($(HAVE_KVM),yes)
