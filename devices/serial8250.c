@@ -6,7 +6,7 @@
  * received data and an empty transmitter. Output goes to the VM's console
  * at once, so the transmitter is always empty; input arrives from the
  * console side (vm_console_input) into a receive buffer larger than a
- * real FIFO, so typing a line never overruns it.
+ * real FIFO; what does not fit stays with the console side until it does.
  *
  * The interrupt line follows "an interrupt is pending" after every
  * access. The pin is edge-triggered (ISA): the driver drains IIR until it
@@ -66,7 +66,6 @@ struct serial8250 {
 	bool irq_level;
 	uint8_t rx[RX_SIZE];
 	uint32_t rx_head, rx_tail;	/* free-running */
-	uint64_t rx_dropped;
 };
 
 static uint32_t rx_count(const struct serial8250 *s)
@@ -218,8 +217,8 @@ static int serial_io(struct vm *vm, struct vcpu *vcpu, void *opaque,
 }
 
 /*
- * Input from the console side. Returns how many bytes were taken; the rest
- * do not fit until the guest reads (counted, so the loss is visible).
+ * Input from the console side. Returns how many bytes were taken; the
+ * caller keeps the rest until the guest has read enough to make room.
  */
 static size_t serial_input(void *opaque, const char *buf, size_t len)
 {
@@ -229,7 +228,6 @@ static size_t serial_input(void *opaque, const char *buf, size_t len)
 	pthread_mutex_lock(&s->lock);
 	for (n = 0; n < len && rx_count(s) < RX_SIZE; n++)
 		s->rx[s->rx_head++ & (RX_SIZE - 1)] = (uint8_t)buf[n];
-	s->rx_dropped += len - n;
 	update_irq(s);
 	pthread_mutex_unlock(&s->lock);
 	return n;

@@ -247,21 +247,33 @@ static void forward_console(struct daemon *d, struct dvm *v)
 }
 
 /*
- * Keys for the guest. What its UART cannot take yet is dropped, and
- * counted there; the operator leaving (Ctrl-A x) stops the VM like QMP
- * quit does.
+ * Keys for the guest. What its UART cannot take yet waits here, and the
+ * console is not read again until the guest has taken it all: typed or
+ * pasted input is never dropped. The operator leaving (Ctrl-A x) stops
+ * the VM like QMP quit does.
  */
+static void deliver_keys(struct dvm *v)
+{
+	if (!v->vm || v->ended || v->keys_off == v->keys_len)
+		return;
+	v->keys_off += vm_console_input(v->vm, v->keys + v->keys_off, v->keys_len - v->keys_off);
+	if (v->keys_off == v->keys_len)
+		v->keys_off = v->keys_len = 0;
+}
+
 static void console_keys(struct dvm *v)
 {
-	char buf[4096];
-	ssize_t n = console_read(&v->con, buf, sizeof(buf));
+	ssize_t n = console_read(&v->con, v->keys, sizeof(v->keys));
 
 	if (!v->vm || v->ended)
 		return;
-	if (n > 0)
-		vm_console_input(v->vm, buf, (size_t)n);
-	else if (n == -ECANCELED)
+	if (n > 0) {
+		v->keys_off = 0;
+		v->keys_len = (size_t)n;
+		deliver_keys(v);
+	} else if (n == -ECANCELED) {
 		vm_request_stop(v->vm, VM_SHUTDOWN, 0);
+	}
 }
 
 static json_t *end_json(struct vm *vm)
@@ -471,7 +483,7 @@ static size_t build_poll(struct daemon *d, struct pollfd *pfd, struct source *sr
 		ADD(v->end_efd, SRC_VM_END, v);
 		if (v->qmp_fd >= 0)
 			ADD(v->qmp_fd, SRC_VM_QMP, v);
-		if (v->con.in_fd >= 0)
+		if (v->con.in_fd >= 0 && v->keys_len == 0)
 			ADD(v->con.in_fd, SRC_VM_KEYS, v);
 		if (v->con.listen_fd >= 0)
 			ADD(v->con.listen_fd, SRC_VM_CONSOLE_ACCEPT, v);
@@ -496,7 +508,15 @@ int daemon_loop(struct daemon *d)
 		size_t max = 8;
 		struct pollfd *pfd;
 		struct source *src;
+		int wait_ms = -1;
 		size_t n;
+
+		/* keys the guest has not taken yet: offer them again soon */
+		for (struct dvm *v = d->vms; v; v = v->next) {
+			deliver_keys(v);
+			if (v->keys_len)
+				wait_ms = 20;
+		}
 
 		for (struct dvm *v = d->vms; v; v = v->next)
 			max += 5;
@@ -507,7 +527,7 @@ int daemon_loop(struct daemon *d)
 		if (!pfd || !src)
 			return -ENOMEM;
 		n = build_poll(d, pfd, src, max);
-		if (poll(pfd, n, -1) < 0 && errno != EINTR) {
+		if (poll(pfd, n, wait_ms) < 0 && errno != EINTR) {
 			free(pfd);
 			free(src);
 			return -errno;

@@ -31,6 +31,8 @@ struct dvm {
 	uint64_t console_dropped;
 	struct console con;	/* where the console goes, where keys come from */
 	unsigned int resets;	/* guest-initiated restarts so far */
+	char keys[4096];	/* console input the guest's UART has not taken yet */
+	size_t keys_off, keys_len;
 	struct conn *owner;	/* `gpmm run --daemon` client, or NULL */
 	bool foreground;	/* console to our stdout */
 	bool ended;
