@@ -282,6 +282,7 @@ static int run_remote(const char *sock, const struct vm_config *cfg)
 		return 2;
 	}
 	json_decref(ret);
+	qmpc_wait_forever(&q);
 	while (!r.ended && (ev = qmpc_read(&q))) {
 		remote_event(ev, &r);
 		json_decref(ev);

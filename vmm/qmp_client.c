@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -58,6 +59,8 @@ json_t *qmpc_read(struct qmp_client *q)
 		n = read(q->fd, q->buf + q->len, q->cap - q->len);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			q->timed_out = true;
 		if (n <= 0)
 			return NULL;
 		q->len += (size_t)n;
@@ -119,8 +122,24 @@ json_t *qmpc_execute(struct qmp_client *q, const char *cmd, json_t *args,
 			on_event(msg, opaque);
 		json_decref(msg);
 	}
-	snprintf(err, errlen, "connection closed");
+	if (q->timed_out)
+		snprintf(err, errlen, "no answer within %d s", QMPC_ANSWER_TIMEOUT);
+	else
+		snprintf(err, errlen, "connection closed");
 	return NULL;
+}
+
+static void set_read_timeout(struct qmp_client *q, int seconds)
+{
+	struct timeval tv = { .tv_sec = seconds };
+
+	/* best effort: without it a read simply waits */
+	(void)setsockopt(q->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+void qmpc_wait_forever(struct qmp_client *q)
+{
+	set_read_timeout(q, 0);
 }
 
 int qmpc_connect(struct qmp_client *q, const char *path, char *err, size_t errlen)
@@ -142,9 +161,14 @@ int qmpc_connect(struct qmp_client *q, const char *path, char *err, size_t errle
 		qmpc_close(q);
 		return -e;
 	}
+	set_read_timeout(q, QMPC_ANSWER_TIMEOUT);
 	greeting = qmpc_read(q);
 	if (!greeting || !json_object_get(greeting, "QMP")) {
-		snprintf(err, errlen, "%s does not speak QMP", path);
+		if (q->timed_out)
+			snprintf(err, errlen, "%s did not greet within %d s", path,
+				 QMPC_ANSWER_TIMEOUT);
+		else
+			snprintf(err, errlen, "%s does not speak QMP", path);
 		json_decref(greeting);
 		qmpc_close(q);
 		return -EPROTO;

@@ -6,16 +6,26 @@
 #include "vmm/compiler.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
+
+/*
+ * A daemon that stops answering must not hang the CLI: every read waits
+ * at most QMPC_ANSWER_TIMEOUT seconds unless qmpc_wait_forever() said
+ * otherwise (a client that follows a VM's events for its whole life).
+ */
+#define QMPC_ANSWER_TIMEOUT	120
 
 struct qmp_client {
 	int fd;
 	char *buf;
 	size_t len, cap;
+	bool timed_out;		/* the last read gave up waiting */
 };
 
 __must_check int qmpc_connect(struct qmp_client *q, const char *path, char *err, size_t errlen);
 void qmpc_close(struct qmp_client *q);
+void qmpc_wait_forever(struct qmp_client *q);
 /* Next message (reply or event); NULL when the peer is gone. */
 json_t *qmpc_read(struct qmp_client *q);
 /*
