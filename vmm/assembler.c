@@ -9,6 +9,7 @@
  * The assembler takes blocks with ordinary order-9 allocations, so direct
  * compaction and lumpy reclaim make room as the pool's policy allows.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,7 @@ static void *assembler_fn(void *arg)
 {
 	struct assembler *a = arg;
 
+	pthread_setname_np(pthread_self(), "gpmm-assemble");
 	pthread_mutex_lock(&a->lock);
 	while (!a->stop) {
 		struct timespec ts;

@@ -385,6 +385,8 @@ static void *uffd_thread_fn(void *arg)
 		{ .fd = vm->uffd_stop, .events = POLLIN },
 	};
 
+	pthread_setname_np(pthread_self(), "gpmm-fault");
+
 	for (;;) {
 		struct uffd_msg msg[16];
 		uint64_t before = vm_now_ns();

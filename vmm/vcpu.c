@@ -303,8 +303,11 @@ static void *vcpu_thread(void *arg)
 {
 	struct vcpu *vcpu = arg;
 	struct vm *vm = vcpu->vm;
+	char name[16];
 	sigset_t set;
 
+	snprintf(name, sizeof(name), "vcpu%u", vcpu->index);
+	pthread_setname_np(pthread_self(), name);
 	sigemptyset(&set);
 	sigaddset(&set, KICK_SIGNAL);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
