@@ -35,6 +35,7 @@ int child_spawn(struct child *c, char *const argv[])
 	c->in_fd = in[1];
 	c->out_fd = out[0];
 	fcntl(c->out_fd, F_SETFL, O_NONBLOCK);
+	fcntl(c->in_fd, F_SETFL, O_NONBLOCK);
 	signal(SIGPIPE, SIG_IGN);
 	return 0;
 }
@@ -92,11 +93,53 @@ bool child_expect(struct child *c, const char *needle, int timeout_s)
 	}
 }
 
+const char *child_rest_of_line(struct child *c, int timeout_s)
+{
+	size_t at = c->mark;
+
+	return child_expect(c, "\n", timeout_s) ? c->out + at : NULL;
+}
+
+/*
+ * Typing waits while the child is not reading (its console holds input
+ * back until the guest takes it), and reads its output meanwhile: a child
+ * blocked writing to a full pipe would otherwise never read ours.
+ */
+static bool send_all(struct child *c, const char *buf, size_t len, int timeout_s)
+{
+	double end = now() + timeout_s;
+
+	while (len) {
+		ssize_t n = write(c->in_fd, buf, len);
+
+		if (n > 0) {
+			buf += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return false;
+		if (now() > end) {
+			c->send_timed_out = true;
+			return false;
+		}
+		{
+			struct pollfd p[2] = {
+				{ .fd = c->in_fd, .events = POLLOUT },
+				{ .fd = c->out_fd, .events = POLLIN },
+			};
+
+			if (poll(p, 2, 200) > 0 && (p[1].revents & POLLIN))
+				pump(c, 0);
+		}
+	}
+	return true;
+}
+
 bool child_send(struct child *c, const char *line)
 {
-	size_t n = strlen(line);
-
-	return write(c->in_fd, line, n) == (ssize_t)n && write(c->in_fd, "\n", 1) == 1;
+	return send_all(c, line, strlen(line), CHILD_SEND_TIMEOUT) &&
+	       send_all(c, "\n", 1, CHILD_SEND_TIMEOUT);
 }
 
 int child_wait(struct child *c, int timeout_s)

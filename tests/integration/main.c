@@ -5,6 +5,7 @@
  */
 #include <CUnit/Basic.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "vmm/kvm.h"
 
@@ -29,10 +30,9 @@ static int (*const suites[])(void) = {
  * ("suite-result: NAME run N failed N"): tests/vm/kernels builds its table
  * kernel x suite from those lines.
  */
-static void run_suite(CU_pSuite s, unsigned int *run, unsigned int *failed,
-		      unsigned int *failures)
+static void tally(CU_pSuite s, unsigned int *run, unsigned int *failed,
+		  unsigned int *failures)
 {
-	CU_basic_run_suite(s);
 	printf("suite-result: %s run %u failed %u\n", s->pName,
 	       CU_get_number_of_tests_run(), CU_get_number_of_tests_failed());
 	if (CU_get_number_of_failures())
@@ -40,6 +40,45 @@ static void run_suite(CU_pSuite s, unsigned int *run, unsigned int *failed,
 	*run += CU_get_number_of_tests_run();
 	*failed += CU_get_number_of_tests_failed();
 	*failures += CU_get_number_of_failures();
+}
+
+static void run_suite(CU_pSuite s, unsigned int *run, unsigned int *failed,
+		      unsigned int *failures)
+{
+	CU_basic_run_suite(s);
+	tally(s, run, failed, failures);
+}
+
+/*
+ * "SUITE" runs a suite, "SUITE:TEST" one test of it (a developer chasing
+ * one failure in the slow test VM).
+ */
+static int run_arg(const char *arg, unsigned int *run, unsigned int *failed,
+		   unsigned int *failures)
+{
+	char name[256];
+	const char *colon = strchr(arg, ':');
+	CU_pSuite s;
+	CU_pTest t;
+
+	snprintf(name, sizeof(name), "%.*s", colon ? (int)(colon - arg) : (int)strlen(arg), arg);
+	s = CU_get_suite(name);
+	if (!s) {
+		fprintf(stderr, "integration: no suite '%s'\n", name);
+		return -1;
+	}
+	if (!colon) {
+		run_suite(s, run, failed, failures);
+		return 0;
+	}
+	t = CU_get_test(s, colon + 1);
+	if (!t) {
+		fprintf(stderr, "integration: no test '%s' in suite '%s'\n", colon + 1, name);
+		return -1;
+	}
+	CU_basic_run_test(s, t);
+	tally(s, run, failed, failures);
+	return 0;
 }
 
 /*
@@ -67,15 +106,9 @@ int main(int argc, char **argv)
 		}
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	if (argc > 1) {
-		for (int i = 1; i < argc; i++) {
-			CU_pSuite s = CU_get_suite(argv[i]);
-
-			if (!s) {
-				fprintf(stderr, "integration: no suite '%s'\n", argv[i]);
+		for (int i = 1; i < argc; i++)
+			if (run_arg(argv[i], &run, &failed, &failures))
 				return 1;
-			}
-			run_suite(s, &run, &failed, &failures);
-		}
 	} else {
 		for (CU_pSuite s = CU_get_registry()->pSuite; s; s = s->pNext)
 			run_suite(s, &run, &failed, &failures);

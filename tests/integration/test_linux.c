@@ -19,8 +19,50 @@
 #include "tests/integration/child.h"
 #include "tests/integration/harness.h"
 
-#define BOOT_TIMEOUT	600	/* s: a Linux boot in the nested VM takes 10-60 */
-#define CMD_TIMEOUT	300
+#define BOOT_TIMEOUT	300	/* s: a Linux boot in the nested VM takes 10-60 */
+#define CMD_TIMEOUT	120	/* s: a shell command answers in under 5 */
+
+/*
+ * A step the rest of the test stands on. When it fails, the test says
+ * which and shows the console, then ends the guest: the steps after it
+ * would each wait out their time-out for an answer that cannot come.
+ */
+#define REQUIRE(c, cond)						\
+	do {								\
+		if (!(cond)) {						\
+			lx_failed((c), #cond, __LINE__);		\
+			goto out;					\
+		}							\
+	} while (0)
+
+static void lx_failed(struct child *c, const char *what, unsigned int line)
+{
+	CU_assertImplementation(CU_FALSE, line, what, __FILE__, "", CU_FALSE);
+	fprintf(stderr, "\nline %u failed: %s%s\nconsole tail:\n%s\n", line, what,
+		c->send_timed_out ? " (gpmm stopped taking console input)" : "",
+		child_tail(c, 3000));
+}
+
+/*
+ * vCPUs per test guest: 2, unless GPMM_TEST_LINUX_CPUS says otherwise
+ * (a developer chasing an SMP-only failure).
+ */
+static unsigned int lx_cpus(void)
+{
+	const char *s = getenv("GPMM_TEST_LINUX_CPUS");
+	int n = s ? atoi(s) : 2;
+
+	return n >= 1 && n <= 8 ? (unsigned int)n : 2;
+}
+
+/* The init marker with this run's vCPU count: "GPMM-LINUX-INIT cpus=N". */
+static const char *init_marker(void)
+{
+	static char m[64];
+
+	snprintf(m, sizeof(m), "GPMM-LINUX-INIT cpus=%u", lx_cpus());
+	return m;
+}
 
 static const char *linux_file(const char *name)
 {
@@ -86,13 +128,13 @@ static bool ask(struct child *c, const char *cmd, const char *tag)
 }
 
 /*
- * The whole life of a guest: boot with 2 CPUs and our command line, the
+ * The whole life of a guest: boot with lx_cpus() CPUs and our command line, the
  * guest's view of memory and CPUs, a command typed on the console, a
  * reboot that boots again, a poweroff that ends `gpmm run` with 0.
  */
 static void test_linux_boot_console_power(void)
 {
-	char disk[256], opt[300], buf[64] = "";
+	char disk[256], opt[300], buf[64] = "", online[32];
 	struct child c;
 	const char *p;
 	FILE *f;
@@ -102,76 +144,83 @@ static void test_linux_boot_console_power(void)
 	snprintf(opt, sizeof(opt), "--disk=%s", disk);
 	CU_ASSERT_EQUAL_FATAL(sh(NULL, 0, "printf gpmm-disk-label > %s && truncate -s 1M %s",
 				 disk, disk), 0);
-	CU_ASSERT_FATAL(boot(&c, "lx1", 256, 2, "quiet gpmm.test=hello", opt) == 0);
-	if (!child_expect(&c, "GPMM-LINUX-INIT cpus=", BOOT_TIMEOUT)) {
-		CU_FAIL("no init marker");
-		fprintf(stderr, "\nconsole:\n%s\n", child_tail(&c, 3000));
-		child_end(&c);
-		return;
-	}
-	p = c.out + c.mark;
-	CU_ASSERT(child_expect(&c, "\n", 30));	/* the whole line is in */
-	CU_ASSERT_EQUAL(atoi(p), 2);
+	CU_ASSERT_FATAL(boot(&c, "lx1", 256, lx_cpus(), "quiet gpmm.test=hello", opt) == 0);
+	REQUIRE(&c, child_expect(&c, "GPMM-LINUX-INIT cpus=", BOOT_TIMEOUT));
+	REQUIRE(&c, (p = child_rest_of_line(&c, 30)) != NULL);
+	CU_ASSERT_EQUAL(atoi(p), (int)lx_cpus());
 	/* MemTotal is RAM less what the kernel keeps: between 70% and 100% */
 	CU_ASSERT(number_after(p, "memtotal_kb=") > 256 * 1024 * 7 / 10);
 	CU_ASSERT(number_after(p, "memtotal_kb=") < 256 * 1024);
 	CU_ASSERT(strstr(p, "cmdline=console=ttyS0 quiet gpmm.test=hello") != NULL);
 
 	/* the guest's own account of its memory: our e820 map, "Memory:" = --ram */
-	CU_ASSERT(ask(&c, "dmesg | grep -E 'BIOS-e820|Memory:' | sed 's/^/dm: /'",
-		      "dm: [    0.000000] BIOS-e820: [mem 0x0000000000100000-0x000000000fffffff] usable"));
-	CU_ASSERT(child_expect(&c, "] Memory: ", 30));
-	CU_ASSERT(child_expect(&c, "reserved", 30));
+	REQUIRE(&c, ask(&c, "dmesg | grep -E 'BIOS-e820|Memory:' | sed 's/^/dm: /'",
+			"dm: [    0.000000] BIOS-e820: [mem 0x0000000000100000-0x000000000fffffff] usable"));
+	REQUIRE(&c, child_expect(&c, "] Memory: ", 30));
+	REQUIRE(&c, child_expect(&c, "reserved", 30));
 	p = strstr(c.out, "] Memory: ");
 	p = p ? strchr(p, '/') : NULL;
 	/* total = RAM less the 0x9fc00-0x100000 hole and page 0 */
 	CU_ASSERT(p && atoi(p + 1) > 256 * 1024 - 1024 && atoi(p + 1) <= 256 * 1024);
-	CU_ASSERT(ask(&c, "cat /sys/devices/system/cpu/online | sed 's/^/cpus: /'", "cpus: 0-1"));
+	snprintf(online, sizeof(online), lx_cpus() > 1 ? "online=0-%u." : "online=0.", lx_cpus() - 1);
+	REQUIRE(&c, ask(&c, "echo online=$(cat /sys/devices/system/cpu/online).", online));
 
 	/* typed on the serial console, answered by the guest's shell */
-	CU_ASSERT(ask(&c, "echo answer=$((6*7))", "answer=42"));
+	REQUIRE(&c, ask(&c, "echo answer=$((6*7))", "answer=42"));
 
 	/* virtio-blk: the guest reads our label and writes sector 1 */
-	CU_ASSERT(ask(&c, "echo size=$(cat /sys/block/vda/size)", "size=2048"));
-	CU_ASSERT(ask(&c, "echo label=$(head -c 15 /dev/vda)", "label=gpmm-disk-label"));
-	CU_ASSERT(ask(&c, "echo written-by-linux | dd of=/dev/vda bs=512 seek=1 conv=sync,fsync "
-		      "2>/dev/null; echo dd=$?", "dd=0"));
+	REQUIRE(&c, ask(&c, "echo size=$(cat /sys/block/vda/size)", "size=2048"));
+	REQUIRE(&c, ask(&c, "echo label=$(head -c 15 /dev/vda)", "label=gpmm-disk-label"));
+	REQUIRE(&c, ask(&c, "echo written-by-linux | dd of=/dev/vda bs=512 seek=1 conv=sync,fsync "
+			"2>/dev/null; echo dd=$?", "dd=0"));
 
-	CU_ASSERT(child_send(&c, "reboot"));
-	CU_ASSERT(child_expect(&c, "GPMM-LINUX-INIT cpus=2", BOOT_TIMEOUT));
-	CU_ASSERT(ask(&c, "echo again=$((7*6))", "again=42"));
-	CU_ASSERT(child_send(&c, "poweroff"));
-	CU_ASSERT_EQUAL(child_wait(&c, CMD_TIMEOUT), 0);
+	REQUIRE(&c, child_send(&c, "reboot"));
+	REQUIRE(&c, child_expect(&c, init_marker(), BOOT_TIMEOUT));
+	REQUIRE(&c, ask(&c, "echo again=$((7*6))", "again=42"));
+	REQUIRE(&c, child_send(&c, "poweroff"));
+	REQUIRE(&c, child_wait(&c, CMD_TIMEOUT) == 0);
 	f = fopen(disk, "r");
 	CU_ASSERT_FATAL(f != NULL);
 	CU_ASSERT(fseek(f, 512, SEEK_SET) == 0 && fgets(buf, sizeof(buf), f) &&
 		  !strcmp(buf, "written-by-linux\n"));
 	fclose(f);
-	if (CU_get_number_of_failures())
-		fprintf(stderr, "\nconsole tail:\n%s\n", child_tail(&c, 3000));
+out:
 	child_end(&c);
 }
 
 /*
  * The same kernel uncompressed, booted by PVH (its ELF entry note): no
  * decompressor, no zero page; the start info carries the command line,
- * the initrd and the memory map.
+ * the initrd and the memory map. Then a paste larger than the UART's
+ * receive buffer (64 KiB): gpmm holds what does not fit until the guest
+ * reads, so every byte arrives.
  */
 static void test_linux_pvh(void)
 {
+	char line[64];
 	struct child c;
+	const char *p;
 
-	CU_ASSERT_FATAL(boot_kernel(&c, "vmlinux", "lx3", 128, 2, "quiet gpmm.test=pvh", NULL) == 0);
-	CU_ASSERT(child_expect(&c, "GPMM-LINUX-INIT cpus=2", BOOT_TIMEOUT));
-	CU_ASSERT(child_expect(&c, "gpmm.test=pvh", 30));
+	CU_ASSERT_FATAL(boot_kernel(&c, "vmlinux", "lx3", 128, lx_cpus(), "quiet gpmm.test=pvh", NULL) == 0);
+	REQUIRE(&c, child_expect(&c, init_marker(), BOOT_TIMEOUT));
+	REQUIRE(&c, child_expect(&c, "gpmm.test=pvh", 30));
 	/* the memory map came through the start info */
-	CU_ASSERT(ask(&c, "dmesg | grep BIOS-e820 | sed 's/^/dm: /'",
-		      "0x0000000000100000-0x0000000007ffffff] usable"));
-	CU_ASSERT(ask(&c, "echo pvh=$((6*7))", "pvh=42"));
-	CU_ASSERT(child_send(&c, "poweroff"));
-	CU_ASSERT_EQUAL(child_wait(&c, CMD_TIMEOUT), 0);
-	if (CU_get_number_of_failures())
-		fprintf(stderr, "\nconsole tail:\n%s\n", child_tail(&c, 3000));
+	REQUIRE(&c, ask(&c, "dmesg | grep BIOS-e820 | sed 's/^/dm: /'",
+			"0x0000000000100000-0x0000000007ffffff] usable"));
+	REQUIRE(&c, ask(&c, "echo pvh=$((6*7))", "pvh=42"));
+
+	REQUIRE(&c, ask(&c, "stty -echo; echo ready; cat > /tmp/paste", "ready"));
+	memset(line, 'k', sizeof(line) - 1);
+	line[sizeof(line) - 1] = '\0';
+	for (int i = 0; i < 1600; i++)	/* 1600 x 64 = 102400 bytes */
+		REQUIRE(&c, child_send(&c, line));
+	REQUIRE(&c, child_send(&c, "\004"));	/* Ctrl-D: end of cat's input */
+	REQUIRE(&c, ask(&c, "stty echo; echo paste=$(wc -c < /tmp/paste) lines=$(grep -c '^k*$' /tmp/paste)", "paste="));
+	REQUIRE(&c, (p = child_rest_of_line(&c, 30)) != NULL);
+	REQUIRE(&c, atoi(p) == 102400 && number_after(p, "lines=") == 1600);
+	REQUIRE(&c, child_send(&c, "poweroff"));
+	REQUIRE(&c, child_wait(&c, CMD_TIMEOUT) == 0);
+out:
 	child_end(&c);
 }
 
@@ -251,22 +300,20 @@ static void test_linux_memwork_huge_and_reporting(void)
 {
 	const long long mib = 96;
 	long long pop = 0, huge = 0, kb = -1, free0, free1 = 0, back = 0;
+	unsigned long long free_f = 0, all = 0;
 	struct child c;
+	const char *p;
 	json_t *r;
 
-	CU_ASSERT_FATAL(boot(&c, "lx2", 256, 2, "quiet", "--stats") == 0);
-	if (!child_expect(&c, "GPMM-LINUX-INIT cpus=", BOOT_TIMEOUT)) {
-		CU_FAIL("no init marker");
-		fprintf(stderr, "\nconsole:\n%s\n", child_tail(&c, 3000));
-		child_end(&c);
-		return;
-	}
-	CU_ASSERT_FATAL(ask(&c, "memwork --mib 96 --free all --hold", "memwork: holding 96 MiB"));
+	CU_ASSERT_FATAL(boot(&c, "lx2", 256, lx_cpus(), "quiet", "--stats") == 0);
+	REQUIRE(&c, child_expect(&c, "GPMM-LINUX-INIT cpus=", BOOT_TIMEOUT));
+	REQUIRE(&c, ask(&c, "memwork --mib 96 --free all --hold", "memwork: holding 96 MiB"));
 	/* until the assembler has caught up: two reads agree, or 5 minutes */
 	for (int i = 0; i < 300; i++) {
 		long long prev = huge;
 
 		r = frag("lx2");
+		REQUIRE(&c, r != NULL);
 		pop = vm_num(r, "populated_bytes");
 		huge = vm_num(r, "huge_backed_bytes_bookkeeping");
 		json_decref(r);
@@ -282,14 +329,16 @@ static void test_linux_memwork_huge_and_reporting(void)
 	CU_ASSERT(kb * 1024 >= pop * 9 / 10);
 
 	r = frag("lx2");
+	REQUIRE(&c, r != NULL);
 	free0 = pool_free(r);
 	json_decref(r);
-	CU_ASSERT(child_send(&c, ""));
-	CU_ASSERT(child_expect(&c, "memwork: done errors=0", CMD_TIMEOUT));
+	REQUIRE(&c, child_send(&c, ""));
+	REQUIRE(&c, child_expect(&c, "memwork: done errors=0", CMD_TIMEOUT));
 	/* the guest reports its free 2 MiB blocks a few seconds after freeing */
 	for (int i = 0; i < 300 && (free1 - free0) < (mib << 20) * 8 / 10; i++) {
 		sleep(1);
 		r = frag("lx2");
+		REQUIRE(&c, r != NULL);
 		free1 = pool_free(r);
 		back = returned(r);
 		json_decref(r);
@@ -299,18 +348,13 @@ static void test_linux_memwork_huge_and_reporting(void)
 	CU_ASSERT(free1 - free0 >= (mib << 20) * 8 / 10);
 	CU_ASSERT(back >= free1 - free0);
 
-	CU_ASSERT(child_send(&c, "poweroff"));
-	CU_ASSERT_EQUAL(child_wait(&c, CMD_TIMEOUT), 0);
+	REQUIRE(&c, child_send(&c, "poweroff"));
+	REQUIRE(&c, child_wait(&c, CMD_TIMEOUT) == 0);
 	CU_ASSERT_PTR_NULL(strstr(c.out, "CHECKSUM"));
-	{
-		const char *p = strstr(c.out, "pool after the VM gave its frames back: ");
-		unsigned long long free_f = 0, all = 0;
-
-		CU_ASSERT(p && sscanf(p, "pool after the VM gave its frames back: %llu of %llu",
-				      &free_f, &all) == 2 && all && free_f == all);
-	}
-	if (CU_get_number_of_failures())
-		fprintf(stderr, "\nconsole tail:\n%s\n", child_tail(&c, 3000));
+	p = strstr(c.out, "pool after the VM gave its frames back: ");
+	CU_ASSERT(p && sscanf(p, "pool after the VM gave its frames back: %llu of %llu",
+			      &free_f, &all) == 2 && all && free_f == all);
+out:
 	child_end(&c);
 }
 
