@@ -157,6 +157,11 @@ $(INTEG): $(INTEG_OBJS) $(LIBAPP) $(LIBMM)
 # suite run even if one fails.
 TESTVM_KERNEL ?= 6.12
 TEST_KERNELS  ?= 6.1 6.12
+# Budgets (s) for one test-VM run, retries included: a normal run takes
+# 2-3 minutes; CI has 30 for make test + make test-kernels together, so a
+# guest that stalls fails its run instead of eating the whole budget.
+TESTVM_TEST_TIMEOUT   ?= 600
+TESTVM_KERNEL_TIMEOUT ?= 480
 INTEG_ENV      = GPMM=$(GPMM) GUESTS=$(BUILD)/guests
 ifeq ($(TSAN),1)
 INTEG_ENV     += TSAN_OPTIONS=suppressions=$(CURDIR)/tests/tsan.supp
@@ -168,7 +173,7 @@ KVM_WHERE      = /dev/kvm is present: guests run on this host ($(shell uname -r)
 IN_KVM         =
 else
 KVM_WHERE      = no /dev/kvm here: guests run in the nested-KVM test VM (Linux $(TESTVM_KERNEL), tests/vm/run)
-IN_KVM         = tests/vm/run --kernel $(TESTVM_KERNEL) --
+IN_KVM         = tests/vm/run --kernel $(TESTVM_KERNEL) --timeout $(TESTVM_TEST_TIMEOUT) --
 endif
 
 test-where:
@@ -178,7 +183,8 @@ test-where:
 # KVM of these machines stops a Linux kernel early (DESIGN.md).
 ifeq ($(HAVE_KVM),yes)
 INTEG_RUN      = env $(INTEG_ENV) $(INTEG) vm cli migrate || rc=1; \
-                 tests/vm/run --kernel $(TESTVM_KERNEL) -- env $(INTEG_ENV) $(INTEG) linux || rc=1
+                 tests/vm/run --kernel $(TESTVM_KERNEL) --timeout $(TESTVM_TEST_TIMEOUT) -- \
+                 env $(INTEG_ENV) $(INTEG) linux || rc=1
 else
 INTEG_RUN      = $(IN_KVM) env $(INTEG_ENV) $(INTEG) || rc=1
 endif
@@ -190,7 +196,7 @@ test: test-where $(UNIT) $(INTEG) $(GPMM) guests guest-linux
 # once per host kernel, each in the test VM, and a table kernel x suite.
 test-kernels: $(INTEG) $(GPMM) guests guest-linux
 	@tests/vm/selftest
-	@$(INTEG_ENV) tests/vm/kernels $(TEST_KERNELS) -- $(INTEG)
+	@$(INTEG_ENV) TESTVM_TIMEOUT=$(TESTVM_KERNEL_TIMEOUT) tests/vm/kernels $(TEST_KERNELS) -- $(INTEG)
 
 # The demo's guest is Linux (Debian's stock kernel and our initramfs): it
 # churns memory with memwork, frees every other 2 MiB, lets free page
