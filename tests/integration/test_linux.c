@@ -138,7 +138,7 @@ static long long thread_ticks(pid_t pid, const char *tid, char *comm, size_t len
 /*
  * What gpmm's threads did over one second, for a boot that stalled: a
  * vCPU thread near 100% with no console output is a guest spinning (the
- * nested-TCG stall DESIGN.md describes); all near 0% is a guest, or a
+ * nested-TCG stall in README, Tested kernels); all near 0% is a guest, or a
  * test VM, that went idle for good.
  */
 static void show_threads(pid_t pid)
@@ -175,7 +175,7 @@ static void show_threads(pid_t pid)
 
 /*
  * Boot to our init's marker line. In the TCG test VM a Linux guest now
- * and then stalls for good (QEMU's as well as gpmm's, DESIGN.md): a first
+ * and then stalls for good (QEMU's as well as gpmm's; README, Tested kernels): a first
  * boot that shows no marker is reported, with what gpmm's threads were
  * doing, and booted once more; a second stall fails the test.
  */
@@ -282,7 +282,7 @@ out:
  * the initrd and the memory map. Then a 4 KiB paste, every byte of which
  * must arrive. One vCPU: the other tests cover SMP. (A 100 KiB paste,
  * past the UART's 64 KiB buffer so that gpmm holds input back, passed 8
- * runs, but 5 others froze the TCG test VM's own kernel during this test,
+ * runs, but 4 others froze the TCG test VM's own kernel during this test,
  * which on a 6.12 test VM no run without it has done: README.)
  */
 static void test_linux_pvh(void)
