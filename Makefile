@@ -44,6 +44,7 @@ MM_SRCS    := mm/pool.c \
               mm/migrate.c \
               mm/lumpy.c \
               mm/compaction.c \
+              mm/hostmem.c \
               mm/stats.c
 
 VMM_SRCS   := vmm/pool.c \

@@ -124,6 +124,8 @@ long mm_alloc(struct mm_pool *pool, struct mm_pcp *pcp, unsigned int order,
 		pthread_mutex_unlock(&pool->lock);
 		return -ENOMEM;
 	}
+	if (__atomic_load_n(&pool->host_prep_pending, __ATOMIC_RELAXED))
+		hostmem_prepare_pending(pool);
 	/* unmovable memory is never reclaimed: keep it off the LRU */
 	if (owner != MM_NO_OWNER && mt != MIGRATE_UNMOVABLE &&
 	    owner_has_reclaim(pool, owner)) {

@@ -97,8 +97,11 @@ long __rmqueue_smallest(struct mm_pool *pool, unsigned int order,
 		if (pfn == NIL)
 			continue;
 		__del_free_block(pool, pfn);
-		if (o >= MM_PAGEBLOCK_ORDER && pool->grouping)
-			set_pageblocks_migratetype(pool, pfn, o, mt);
+		if (o >= MM_PAGEBLOCK_ORDER) {
+			if (pool->grouping)
+				set_pageblocks_migratetype(pool, pfn, o, mt);
+			__pageblocks_taken(pool, pfn, order);
+		}
 		expand(pool, pfn, order, o, mt);
 		return pfn;
 	}

@@ -73,6 +73,8 @@ long __rmqueue_fallback(struct mm_pool *pool, unsigned int order,
 			pool->counters.fallback[start_mt]++;
 			if (o >= STEAL_WHOLE_BLOCK_ORDER)
 				steal_pageblock(pool, pfn, o, start_mt);
+			if (o >= MM_PAGEBLOCK_ORDER)
+				__pageblocks_taken(pool, pfn, order);
 			expand(pool, pfn, order, o, start_mt);
 			return pfn;
 		}

@@ -168,6 +168,15 @@ struct mm_pool {
 	uint64_t compact_migrate_pb;
 	uint64_t compact_free_pb;
 	struct kcompactd *kcompactd;
+
+	/* host memory behind the pool (hostmem.c); host_lock before pool->lock */
+	uint8_t *base;			/* 2 MiB-aligned MAP_SHARED view of the memfd */
+	uint8_t *pb_host;		/* HOST_* per pageblock, atomic */
+	bool host_huge;			/* make a pageblock huge when first used */
+	pthread_mutex_t host_lock;
+	uint64_t host_prep_pending;	/* pageblocks waiting to be made huge, atomic */
+	int host_huge_errno;		/* why the last one failed */
+	struct page_reporting *reporting;
 };
 
 #define MM_MAX_OWNERS	65536
@@ -347,6 +356,14 @@ void __free_allocated(struct mm_pool *pool, uint64_t pfn);
 bool lumpy_reclaim(struct mm_pool *pool, unsigned int order,
 		   enum mm_migratetype mt);
 int compact_for_order(struct mm_pool *pool, unsigned int order, bool direct);
+
+/* host memory (hostmem.c) */
+int hostmem_init(struct mm_pool *pool, size_t size);
+void hostmem_exit(struct mm_pool *pool);
+void __pageblocks_taken(struct mm_pool *pool, uint64_t pfn, unsigned int order);
+void hostmem_prepare_pending(struct mm_pool *pool);
+uint64_t hostmem_report(struct mm_pool *pool, unsigned int min_passes);
+void __hostmem_count(struct mm_pool *pool, uint64_t *used, uint64_t *huge);
 
 /* per-thread lists */
 long pcp_alloc(struct mm_pcp *pcp, enum mm_migratetype mt, uint32_t owner);

@@ -65,6 +65,8 @@ unsigned int __isolate_free_blocks(struct mm_pool *pool, uint64_t start,
 		if (frame_state(&pool->frames[pfn]) != MM_FRAME_FREE)
 			continue;
 		__del_free_block(pool, pfn);
+		if (order >= MM_PAGEBLOCK_ORDER)
+			__pageblocks_taken(pool, pfn, order);
 		__mark_isolated_free(pool, pfn, order);
 		held[(*nr)++] = (struct isolated){ (uint32_t)pfn, order };
 		got += 1U << order;

@@ -73,6 +73,7 @@ struct mm_pool_config {
 	unsigned int pcp_high;	/* per-thread list high mark, 0 = default */
 	unsigned int pcp_batch;	/* refill/spill batch, 0 = default */
 	const char *name;	/* memfd name, NULL = "gpmm-pool" */
+	bool host_huge;		/* make a pageblock a host huge page when first used */
 };
 
 /* Pool life cycle. mm_pool_create returns -EINVAL for a bad size and the
@@ -85,6 +86,32 @@ uint64_t mm_pool_frames(const struct mm_pool *pool);
 void mm_set_grouping(struct mm_pool *pool, bool on);
 bool mm_grouping(const struct mm_pool *pool);
 void mm_set_policy(struct mm_pool *pool, unsigned int policy);
+
+/*
+ * Host memory. The memfd reserves nothing: a pageblock is populated when
+ * it first serves allocations (and made one host transparent huge page
+ * then, with cfg.host_huge), and page reporting gives wholly free
+ * pageblocks back (FALLOC_FL_PUNCH_HOLE) once they stayed free from one
+ * pass to the next, @delay_ms apart. Only whole free pageblocks go back.
+ */
+uint8_t *mm_pool_base(const struct mm_pool *pool);	/* 2 MiB-aligned view */
+__must_check int mm_page_reporting_start(struct mm_pool *pool,
+					 unsigned int delay_ms);
+void mm_page_reporting_stop(struct mm_pool *pool);
+/*
+ * Make up to @pageblocks free pageblocks host huge pages now, ahead of
+ * use (a reservation: with page reporting on they go back when idle).
+ * Returns how many were made.
+ */
+uint64_t mm_pool_populate(struct mm_pool *pool, uint64_t pageblocks);
+/* Give back every wholly free pageblock now; how many went back. */
+uint64_t mm_release_free(struct mm_pool *pool);
+/* Host memory the pool's memfd holds, from the kernel (st_blocks), or -errno. */
+int64_t mm_pool_host_bytes(const struct mm_pool *pool);
+/* Was the pageblock of @frame made a host huge page (and not given back)? */
+bool mm_pageblock_host_huge(struct mm_pool *pool, uint64_t frame);
+/* MADV_COLLAPSE of the 2 MiB at @addr, with the retries kernels need. */
+__must_check int mm_host_collapse(void *addr);
 
 /*
  * Owners: whoever holds allocations registers the operations the
@@ -241,6 +268,10 @@ struct mm_counters {
 	uint64_t claim_block;		/* blocks compacted free for unmovable */
 	uint64_t kcompactd_wake;
 	uint64_t deferred_frees;	/* freed by owner while being moved */
+	uint64_t host_huge;		/* pageblocks made host huge pages */
+	uint64_t host_huge_fail;
+	uint64_t host_released;		/* pageblocks given back to the host */
+	uint64_t host_release_fail;
 };
 
 struct mm_stats {
@@ -258,6 +289,11 @@ struct mm_stats {
 	uint64_t free_pageblocks;	/* pageblocks with no allocation */
 	struct mm_counters counters;
 	bool grouping;
+	/* host memory: the kernel's count (memfd st_blocks) and ours */
+	int64_t host_bytes;			/* -errno when unknown */
+	uint64_t host_pageblocks;		/* served allocations since last given back */
+	uint64_t host_huge_pageblocks;		/* of which made host huge pages */
+	int host_huge_errno;			/* why the last one failed, 0 */
 };
 
 __must_check int mm_stats(struct mm_pool *pool, struct mm_stats *st);

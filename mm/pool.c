@@ -99,6 +99,10 @@ int mm_pool_create(const struct mm_pool_config *cfg, struct mm_pool **out)
 	pthread_mutex_init(&pool->pcp_list_lock, NULL);
 	pthread_mutex_init(&pool->compact_lock, NULL);
 	pthread_rwlock_init(&pool->owners_lock, NULL);
+	err = hostmem_init(pool, size);
+	if (err)
+		goto fail_host;
+	pool->host_huge = cfg && cfg->host_huge;
 	pool->policy = cfg ? cfg->policy : 0;
 	pool->compact_free_pb = pool->nr_pageblocks;
 	for (int t = 0; t < MIGRATE_TYPES; t++)
@@ -107,6 +111,13 @@ int mm_pool_create(const struct mm_pool_config *cfg, struct mm_pool **out)
 	pool_init_free_lists(pool);
 	*out = pool;
 	return 0;
+fail_host:
+	hostmem_exit(pool);
+	pthread_rwlock_destroy(&pool->owners_lock);
+	pthread_mutex_destroy(&pool->compact_lock);
+	pthread_mutex_destroy(&pool->pcp_list_lock);
+	pthread_mutex_destroy(&pool->lock);
+	close(pool->fd);
 fail:
 	free(pool->pageblock_flags);
 	free(pool->frames);
@@ -121,6 +132,7 @@ void mm_pool_destroy(struct mm_pool *pool)
 	mm_kcompactd_stop(pool);
 	while (pool->pcps)
 		mm_pcp_destroy(pool->pcps);
+	hostmem_exit(pool);
 	close(pool->fd);
 	pthread_mutex_destroy(&pool->compact_lock);
 	pthread_rwlock_destroy(&pool->owners_lock);
@@ -171,7 +183,8 @@ bool mm_grouping(const struct mm_pool *pool)
 double mm_metadata_bytes_per_frame(const struct mm_pool *pool)
 {
 	double bytes = (double)pool->nr_frames * sizeof(struct mm_frame) +
-		       (double)pageblock_bitmap_bytes(pool);
+		       (double)pageblock_bitmap_bytes(pool) +
+		       (double)pool->nr_pageblocks;	/* pb_host */
 
 	return bytes / (double)pool->nr_frames;
 }

@@ -142,8 +142,11 @@ int mm_stats(struct mm_pool *pool, struct mm_stats *st)
 	}
 	__copy_free_lists(pool, st);
 	__walk_pool(pool, count_block, &w);
+	__hostmem_count(pool, &st->host_pageblocks, &st->host_huge_pageblocks);
+	st->host_huge_errno = pool->host_huge_errno;
 	pthread_mutex_unlock(&pool->lock);
 	pcp_unlock_all(pool);
+	st->host_bytes = mm_pool_host_bytes(pool);
 
 	count_pageblocks(types, st);
 	free(types);

@@ -25,7 +25,8 @@ static const char run_usage[] =
 	"                [--pool SIZE] [--name NAME] [--prefault] [--qmp PATH]\n"
 	"                [--daemon SOCK] [--stats] [--huge on|off] [--huge-fill]\n"
 	"                [--huge-rate RANGES_PER_S] [--huge-target PCT]\n"
-	"                [--disk FILE] [--balloon on|off]\n"
+	"                [--disk FILE] [--balloon on|off] [--pool-huge on|off]\n"
+	"                [--pool-release-ms MS]\n"
 	"Boots a Linux bzImage (x86 boot protocol, ACPI; the guest's poweroff ends\n"
 	"the run with status 0, its reboot restarts it) or a flat payload (DESIGN.md\n"
 	"boot protocol) with guest RAM from a pool of host frames; exits with the\n"
@@ -38,9 +39,13 @@ static const char run_usage[] =
 	"stop that; --huge-fill populates partly touched 2 MiB ranges to do it).\n"
 	"--disk gives the guest a raw image as virtio-blk; the virtio balloon (on\n"
 	"by default) hands memory the guest frees back to the pool.\n"
+	"The pool takes host memory a 2 MiB block at a time, made one host huge\n"
+	"page when first used (--pool-huge off: 4 KiB host pages), and gives a\n"
+	"block back to the host once it stayed free MS milliseconds (default 1000,\n"
+	"0: never): --pool is a ceiling, not a reservation.\n"
 	"Config keys (INI, top level or [vm]): name ram cpus kernel initrd append\n"
-	"console pool prefault qmp huge huge_fill huge_rate huge_target disk\n"
-	"disk_readonly balloon.\n";
+	"console pool pool_huge pool_release_ms prefault qmp huge huge_fill\n"
+	"huge_rate huge_target disk disk_readonly balloon.\n";
 
 static int set_opt(struct vm_config *cfg, const char *key, const char *val)
 {
@@ -77,6 +82,8 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 		{ "huge-target", required_argument, NULL, 'T' },
 		{ "disk", required_argument, NULL, 'D' },
 		{ "balloon", required_argument, NULL, 'B' },
+		{ "pool-huge", required_argument, NULL, 'P' },
+		{ "pool-release-ms", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -125,6 +132,8 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 		case 'T': key = "huge_target"; break;
 		case 'D': key = "disk"; break;
 		case 'B': key = "balloon"; break;
+		case 'P': key = "pool_huge"; break;
+		case 'r': key = "pool_release_ms"; break;
 		case 'h': fputs(run_usage, stdout); return 1;
 		default: fputs(run_usage, stderr); return 2;
 		}
@@ -173,7 +182,7 @@ static int run_foreground(struct vm_config *cfg)
 	if (!cfg->qmp_path[0])
 		snprintf(cfg->qmp_path, sizeof(cfg->qmp_path), "%s/%s.qmp",
 			 gpmm_run_dir(), cfg->name);
-	ret = pool_open(cfg->pool_bytes, true, &pool);
+	ret = pool_open_host(cfg->pool_bytes, true, &cfg->pool_host, &pool);
 	if (ret) {
 		fprintf(stderr, "gpmm run: cannot create a %llu MiB pool: %s\n",
 			(unsigned long long)(cfg->pool_bytes >> 20),
@@ -308,8 +317,10 @@ int cmd_run(int argc, char **argv)
 
 static const char daemon_usage[] =
 	"usage: gpmm daemon [--socket PATH] [--pool SIZE] [--buddy]\n"
+	"                   [--pool-huge on|off] [--pool-release-ms MS]\n"
 	"Owns one pool and serves many VMs; `gpmm run --daemon PATH` starts one.\n"
-	"Speaks QMP on PATH (default $GPMM_RUN_DIR/gpmm.sock, /run/gpmm/gpmm.sock).\n";
+	"Speaks QMP on PATH (default $GPMM_RUN_DIR/gpmm.sock, /run/gpmm/gpmm.sock).\n"
+	"--pool-huge and --pool-release-ms as for gpmm run.\n";
 
 int cmd_daemon(int argc, char **argv)
 {
@@ -317,10 +328,12 @@ int cmd_daemon(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' },
 		{ "pool", required_argument, NULL, 'p' },
 		{ "buddy", no_argument, NULL, 'b' },
+		{ "pool-huge", required_argument, NULL, 'P' },
+		{ "pool-release-ms", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	uint64_t pool_bytes = CONFIG_DEFAULT_POOL;
+	struct vm_config host;	/* parses the pool_* keys as gpmm run does */
 	char path[108], err[512];
 	bool grouping = true;
 	struct pool *pool;
@@ -328,23 +341,27 @@ int cmd_daemon(int argc, char **argv)
 	int c, ret;
 
 	snprintf(path, sizeof(path), "%s/gpmm.sock", gpmm_run_dir());
+	config_defaults(&host);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		const char *key = NULL;
+
 		switch (c) {
 		case 's': snprintf(path, sizeof(path), "%s", optarg); break;
-		case 'p':
-			if (config_parse_size(optarg, &pool_bytes)) {
-				fprintf(stderr, "gpmm daemon: bad pool size '%s'\n", optarg);
-				return 2;
-			}
-			break;
+		case 'p': key = "pool"; break;
 		case 'b': grouping = false; break;
+		case 'P': key = "pool_huge"; break;
+		case 'r': key = "pool_release_ms"; break;
 		case 'h': fputs(daemon_usage, stdout); return 0;
 		default: fputs(daemon_usage, stderr); return 2;
 		}
+		if (key && config_set(&host, key, optarg, err, sizeof(err))) {
+			fprintf(stderr, "gpmm daemon: %s\n", err);
+			return 2;
+		}
 	}
 	host_caps_print_missing(stderr, "gpmm daemon: host: ");
-	ret = pool_open(pool_bytes, grouping, &pool);
+	ret = pool_open_host(host.pool_bytes, grouping, &host.pool_host, &pool);
 	if (ret) {
 		fprintf(stderr, "gpmm daemon: cannot create the pool: %s\n", strerror(-ret));
 		return 1;

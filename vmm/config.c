@@ -16,6 +16,7 @@ void config_defaults(struct vm_config *cfg)
 	cfg->ram_bytes = CONFIG_DEFAULT_RAM;
 	cfg->cpus = 1;
 	cfg->pool_bytes = CONFIG_DEFAULT_POOL;
+	cfg->pool_host = (struct pool_host)POOL_HOST_DEFAULTS;
 	cfg->huge = true;
 	cfg->huge_rate = 0;
 	cfg->huge_target = 100;
@@ -145,6 +146,12 @@ int config_set(struct vm_config *cfg, const char *key, const char *value,
 	} else if (!strcmp(key, "pool")) {
 		ret = config_parse_size(value, &cfg->pool_bytes);
 		want = "a size such as 1G";
+	} else if (!strcmp(key, "pool_huge")) {
+		ret = config_parse_bool(value, &cfg->pool_host.huge);
+		want = "yes or no";
+	} else if (!strcmp(key, "pool_release_ms")) {
+		ret = parse_uint(value, 3600000, &cfg->pool_host.release_ms);
+		want = "milliseconds a free 2 MiB block stays before it goes back, 0 for never";
 	} else if (!strcmp(key, "cpus")) {
 		ret = set_cpus(cfg, value);
 		want = "a number from 1 to 32";

@@ -32,12 +32,6 @@
 #include "vmm/host.h"
 #include "vmm/kvm.h"
 
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE	25
-#endif
-
-#define COLLAPSE_TRIES	20
-
 typedef enum host_level (*host_probe_fn)(char *detail, size_t len);
 
 struct host_cap {
@@ -202,39 +196,6 @@ static enum host_level probe_uffd_wp_span(char *d, size_t len)
 	return HOST_OK;
 }
 
-/*
- * MADV_COLLAPSE answers EAGAIN while a page of the range is briefly held
- * elsewhere (not yet on an LRU list, locked, or referenced by KVM's fault
- * path while a vCPU writes it). Linux 6.1 says so for most ranges of a
- * guest that keeps writing (measured: 3 to 7 tries 1 ms apart), 6.12
- * rarely. So a bounded number of tries; past them the range stays mapped
- * by PTEs of one block, counted with the reason.
- */
-int host_collapse(void *addr)
-{
-	bool touched = false;
-
-	for (int i = 1;; i++) {
-		if (madvise(addr, MM_PAGEBLOCK_SIZE, MADV_COLLAPSE) == 0)
-			return 0;
-		if (errno == EINVAL && !touched) {
-			/*
-			 * Linux 6.1 builds the huge page, drops the range's
-			 * page tables and answers EINVAL, because it cannot
-			 * map the new page itself; the next touch maps it by
-			 * a PMD. Touch, and ask again: a PMD-mapped range
-			 * is a success.
-			 */
-			touched = true;
-			(void)*(volatile uint8_t *)addr;
-			continue;
-		}
-		if (errno != EAGAIN || i >= COLLAPSE_TRIES)
-			return -errno;
-		usleep(1000);
-	}
-}
-
 static long smaps_pmd_kb(const uint8_t *va)
 {
 	FILE *f = fopen("/proc/self/smaps", "r");
@@ -272,7 +233,7 @@ static enum host_level probe_collapse(char *d, size_t len)
 		return HOST_MISSING;
 	}
 	memset(s.va, 1, MM_PAGEBLOCK_SIZE);
-	ret = host_collapse(s.va);
+	ret = mm_host_collapse(s.va);
 	kb = smaps_pmd_kb(s.va);
 	scratch_unmap(&s);
 	if (ret) {

@@ -54,11 +54,6 @@ void host_caps_print_missing(FILE *f, const char *prefix);
 /* The whole table (gpmm host-check). */
 void host_caps_print(FILE *f, const struct host_report *rep);
 json_t *host_caps_json(const struct host_report *rep);
-/*
- * MADV_COLLAPSE of the 2 MiB at @addr, retried a bounded number of times
- * while the kernel answers EAGAIN (transient); 0 or -errno.
- */
-__must_check int host_collapse(void *addr);
 /* The host's cap on mappings per process (vm.max_map_count), 0: unknown. */
 uint64_t host_max_map_count(void);
 

@@ -194,7 +194,7 @@ int vm_assemble_range(struct vm *vm, uint64_t gpa)
 		gmem_free_frame(vm, NULL, (uint64_t)block);
 		return ret;
 	}
-	ret = host_collapse(r->hva + (idx0 << MM_PAGE_SHIFT));
+	ret = mm_host_collapse(r->hva + (idx0 << MM_PAGE_SHIFT));
 	pthread_mutex_lock(&vm->mem_lock);
 	if (ret) {
 		vm->migstats.collapse_errno = -ret;

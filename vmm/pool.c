@@ -2,19 +2,21 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 
 #include "vmm/pool.h"
 
 /*
  * A VMM's pool groups by mobility and uses every means to make 2 MiB
- * blocks; plain buddy (grouping off) is there to measure against.
+ * blocks; plain buddy (grouping off) is there to measure against. Its
+ * pageblocks become host huge pages when first used and go back to the
+ * host when they stay free (mm/hostmem.c), unless @host says otherwise.
  */
-int pool_open(uint64_t size, bool grouping, struct pool **out)
+int pool_open_host(uint64_t size, bool grouping, const struct pool_host *host,
+		   struct pool **out)
 {
 	struct mm_pool_config cfg = { .size = size, .grouping = grouping,
 				      .policy = grouping ? MM_POLICY_ALL : 0,
-				      .name = "gpmm-pool" };
+				      .name = "gpmm-pool", .host_huge = host->huge };
 	struct pool *pool = calloc(1, sizeof(*pool));
 	int err;
 
@@ -25,17 +27,14 @@ int pool_open(uint64_t size, bool grouping, struct pool **out)
 		goto fail;
 	pool->fd = mm_pool_fd(pool->mm);
 	pool->size = mm_pool_frames(pool->mm) << MM_PAGE_SHIFT;
-	pool->base = mmap(NULL, pool->size, PROT_READ | PROT_WRITE,
-			  MAP_SHARED | MAP_NORESERVE, pool->fd, 0);
-	if (pool->base == MAP_FAILED) {
-		err = -errno;
-		mm_pool_destroy(pool->mm);
-		goto fail;
-	}
+	pool->base = mm_pool_base(pool->mm);
+	pool->host = *host;
 	pool->gpa_of = calloc(pool->size >> MM_PAGE_SHIFT, sizeof(*pool->gpa_of));
-	if (!pool->gpa_of) {
-		err = -ENOMEM;
-		munmap(pool->base, pool->size);
+	err = pool->gpa_of ? 0 : -ENOMEM;
+	if (!err && host->release_ms)
+		err = mm_page_reporting_start(pool->mm, host->release_ms);
+	if (err) {
+		free(pool->gpa_of);
 		mm_pool_destroy(pool->mm);
 		goto fail;
 	}
@@ -46,11 +45,17 @@ fail:
 	return err;
 }
 
+int pool_open(uint64_t size, bool grouping, struct pool **out)
+{
+	static const struct pool_host defaults = POOL_HOST_DEFAULTS;
+
+	return pool_open_host(size, grouping, &defaults, out);
+}
+
 void pool_close(struct pool *pool)
 {
 	if (!pool)
 		return;
-	munmap(pool->base, pool->size);
 	mm_pool_destroy(pool->mm);
 	free(pool->gpa_of);
 	free(pool);

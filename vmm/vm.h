@@ -63,6 +63,7 @@ struct vm_config {
 	bool disk_readonly;
 	bool balloon;		/* virtio-balloon with free page reporting */
 	uint64_t pool_bytes;	/* for a `gpmm run` that makes its own pool */
+	struct pool_host pool_host;	/* and what that pool does with host memory */
 	bool prefault;
 	char qmp_path[108];	/* sun_path */
 	/* 2 MiB assembly policy */

@@ -21,6 +21,7 @@ int register_config_suite(void);
 int register_owner_suite(void);
 int register_compaction_suite(void);
 int register_lumpy_suite(void);
+int register_hostmem_suite(void);
 
 static int (*const suites[])(void) = {
 	register_buddy_suite,
@@ -35,6 +36,7 @@ static int (*const suites[])(void) = {
 	register_owner_suite,
 	register_compaction_suite,
 	register_lumpy_suite,
+	register_hostmem_suite,
 };
 
 /*

@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pool's host memory, a pageblock at a time. The memfd starts empty
+ * (ftruncate reserves nothing); a pageblock takes host memory when it
+ * first serves allocations, and gives it back when it has been wholly free
+ * for a while, so --pool is a ceiling, not a reservation.
+ *
+ * Two things happen at those two moments:
+ *
+ * - Huge pool blocks (pool->host_huge): a pageblock that starts serving
+ *   allocations is populated and made one host transparent huge page
+ *   (fallocate, then MADV_COLLAPSE on the pool's 2 MiB-aligned view). Its
+ *   4 KiB frames can still be mapped one by one into guest windows; the
+ *   huge page stays whole under them (DESIGN.md), and a later 2 MiB mapping
+ *   of the whole block is PMD-mapped without the kernel copying anything.
+ *   The host's own fragmentation then no longer matters to the block.
+ *
+ * - Page reporting (Linux's free page reporting, order >= pageblock): a
+ *   pageblock that stayed inside a free buddy block from one pass of the
+ *   reporter to the next is taken off the free lists, its range punched
+ *   out of the memfd (FALLOC_FL_PUNCH_HOLE), and put back. Only free
+ *   blocks of at least pageblock order are ever punched, so grouping's
+ *   promise holds: memory goes back whole, never a partly used pageblock,
+ *   and no allocated frame loses its contents.
+ *
+ * State per pageblock, pool->pb_host[pb]: HOST_USED is set under
+ * pool->lock when a free block of pageblock order or more is broken or
+ * taken (__pageblocks_taken); with it clear the pageblock holds no host
+ * memory and is wholly free. HOST_IDLE marks a backed pageblock the
+ * reporter found free on its last pass; taking the pageblock clears it.
+ * HOST_PREP asks for the huge page; HOST_HUGE says it was made.
+ *
+ * Locks: host_lock serialises making blocks huge with punching them, so
+ * a collapse never races a punch of the same range. Order: host_lock,
+ * then pool->lock (never host_lock while pool->lock is held).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mm/internal.h"
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE		25
+#endif
+
+#define HOST_USED		0x1
+#define HOST_IDLE		0x2
+#define HOST_PREP		0x4
+#define HOST_HUGE		0x8
+
+/* Pageblocks punched per trip off pool->lock. */
+#define REPORT_BATCH		32
+#define COLLAPSE_TRIES		20
+
+static uint8_t pb_host_get(struct mm_pool *pool, uint64_t pb)
+{
+	return __atomic_load_n(&pool->pb_host[pb], __ATOMIC_ACQUIRE);
+}
+
+static void pb_host_set(struct mm_pool *pool, uint64_t pb, uint8_t bits)
+{
+	__atomic_fetch_or(&pool->pb_host[pb], bits, __ATOMIC_RELEASE);
+}
+
+static void pb_host_clear(struct mm_pool *pool, uint64_t pb, uint8_t bits)
+{
+	__atomic_fetch_and(&pool->pb_host[pb], (uint8_t)~bits, __ATOMIC_RELEASE);
+}
+
+/*
+ * A 2 MiB-aligned view of the whole memfd: MADV_COLLAPSE needs the range
+ * aligned in the address space as well as in the file.
+ */
+int hostmem_init(struct mm_pool *pool, size_t size)
+{
+	uint8_t *va, *aligned;
+
+	pthread_mutex_init(&pool->host_lock, NULL);
+	pool->pb_host = calloc(pool->nr_pageblocks + 1, 1);
+	if (!pool->pb_host)
+		return -ENOMEM;
+	va = mmap(NULL, size + MM_PAGEBLOCK_SIZE, PROT_NONE,
+		  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (va == MAP_FAILED)
+		return -errno;
+	aligned = (uint8_t *)(((uintptr_t)va + MM_PAGEBLOCK_SIZE - 1) &
+			      ~(uintptr_t)(MM_PAGEBLOCK_SIZE - 1));
+	if (aligned > va)
+		munmap(va, (size_t)(aligned - va));
+	munmap(aligned + size, MM_PAGEBLOCK_SIZE - (size_t)(aligned - va));
+	if (mmap(aligned, size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED | MAP_NORESERVE, pool->fd, 0) == MAP_FAILED) {
+		int err = -errno;
+
+		munmap(aligned, size);
+		return err;
+	}
+	pool->base = aligned;
+	return 0;
+}
+
+void hostmem_exit(struct mm_pool *pool)
+{
+	mm_page_reporting_stop(pool);
+	if (pool->base)
+		munmap(pool->base, pool->nr_frames << MM_PAGE_SHIFT);
+	pthread_mutex_destroy(&pool->host_lock);
+	free(pool->pb_host);
+}
+
+uint8_t *mm_pool_base(const struct mm_pool *pool)
+{
+	return pool->base;
+}
+
+/*
+ * The pageblocks under [@pfn, @pfn + 2^@order) start serving allocations:
+ * out of a free block of pageblock order or more, the only place a
+ * pageblock without host memory can be. pool->lock held.
+ */
+void __pageblocks_taken(struct mm_pool *pool, uint64_t pfn, unsigned int order)
+{
+	for_each_pageblock_in(pb, pfn, order) {
+		uint8_t st = pb_host_get(pool, pb);
+
+		if (st & HOST_IDLE)
+			pb_host_clear(pool, pb, HOST_IDLE);
+		if (st & HOST_USED)
+			continue;
+		if (pool->host_huge) {
+			pb_host_set(pool, pb, HOST_USED | HOST_PREP);
+			__atomic_fetch_add(&pool->host_prep_pending, 1, __ATOMIC_RELEASE);
+		} else {
+			pb_host_set(pool, pb, HOST_USED);
+		}
+	}
+}
+
+/*
+ * MADV_COLLAPSE answers EAGAIN while a page of the range is briefly held
+ * elsewhere (locked, not yet on an LRU list): a bounded number of tries.
+ * Linux 6.1 builds the huge page, drops the range's page tables and
+ * answers EINVAL because it cannot map the new page itself; touched, the
+ * range is PMD-mapped and a second call answers 0.
+ */
+int mm_host_collapse(void *addr)
+{
+	bool touched = false;
+
+	for (int i = 1;; i++) {
+		if (madvise(addr, MM_PAGEBLOCK_SIZE, MADV_COLLAPSE) == 0)
+			return 0;
+		if (errno == EINVAL && !touched) {
+			touched = true;
+			(void)*(volatile uint8_t *)addr;
+			continue;
+		}
+		if (errno != EAGAIN || i >= COLLAPSE_TRIES)
+			return -errno;
+		usleep(1000);
+	}
+}
+
+/*
+ * Populate the whole pageblock (a collapse fails on holes), then make it
+ * one huge page. Frames already allocated in it keep their contents: the
+ * kernel copies what is there into the new page.
+ */
+static int make_pageblock_huge(struct mm_pool *pool, uint64_t pb)
+{
+	off_t off = (off_t)(pb << MM_PAGEBLOCK_SHIFT);
+
+	if (fallocate(pool->fd, 0, off, MM_PAGEBLOCK_SIZE) < 0)
+		return -errno;
+	return mm_host_collapse(pool->base + off);
+}
+
+static void count_huge(struct mm_pool *pool, int err)
+{
+	pthread_mutex_lock(&pool->lock);
+	if (err) {
+		pool->counters.host_huge_fail++;
+		pool->host_huge_errno = -err;
+	} else {
+		pool->counters.host_huge++;
+	}
+	pthread_mutex_unlock(&pool->lock);
+}
+
+/*
+ * Make every pageblock waiting for it a huge page. Whoever allocates next
+ * pays, outside pool->lock; a second thread arriving meanwhile does not
+ * wait for the first (trylock), it goes on with its 4 KiB frames.
+ */
+void hostmem_prepare_pending(struct mm_pool *pool)
+{
+	if (pthread_mutex_trylock(&pool->host_lock))
+		return;
+	for (uint64_t pb = 0; pb < pool->nr_pageblocks &&
+	     __atomic_load_n(&pool->host_prep_pending, __ATOMIC_ACQUIRE); pb++) {
+		uint8_t st = pb_host_get(pool, pb);
+		int err;
+
+		if (!(st & HOST_PREP))
+			continue;
+		pb_host_clear(pool, pb, HOST_PREP);
+		__atomic_fetch_sub(&pool->host_prep_pending, 1, __ATOMIC_RELEASE);
+		/* released again meanwhile: nothing left to make huge */
+		if (!(st & HOST_USED))
+			continue;
+		err = make_pageblock_huge(pool, pb);
+		if (!err)
+			pb_host_set(pool, pb, HOST_HUGE);
+		count_huge(pool, err);
+	}
+	pthread_mutex_unlock(&pool->host_lock);
+}
+
+bool mm_pageblock_host_huge(struct mm_pool *pool, uint64_t frame)
+{
+	if (frame >= pool->nr_frames)
+		return false;
+	return pb_host_get(pool, frame >> MM_PAGEBLOCK_ORDER) & HOST_HUGE;
+}
+
+/*
+ * Does the free block at @pfn qualify? Every backed pageblock in it was
+ * already free on the reporter's previous pass (@min_passes 1), or need
+ * not have been (0). Pageblocks seen free for the first time are marked
+ * idle for the next pass.
+ */
+static bool __block_reportable(struct mm_pool *pool, uint64_t pfn,
+			       unsigned int order, unsigned int min_passes)
+{
+	bool backed = false, ready = true;
+
+	for_each_pageblock_in(pb, pfn, order) {
+		uint8_t st = pb_host_get(pool, pb);
+
+		if (!(st & HOST_USED))
+			continue;
+		backed = true;
+		if (!(st & HOST_IDLE)) {
+			pb_host_set(pool, pb, HOST_IDLE);
+			ready = ready && !min_passes;
+		}
+	}
+	return backed && ready;
+}
+
+typedef bool (*block_pred)(struct mm_pool *pool, uint64_t pfn,
+			   unsigned int order, unsigned int arg);
+
+/* Free blocks of pageblock order or more that @pred picks: off the lists. */
+static unsigned int __isolate_free_pageblocks(struct mm_pool *pool,
+					      struct isolated *held,
+					      block_pred pred, unsigned int arg)
+{
+	unsigned int nr = 0;
+
+	for (unsigned int o = MM_PAGEBLOCK_ORDER; o < MM_MAX_ORDER; o++)
+		for (int t = 0; t < MIGRATE_TYPES; t++) {
+			uint32_t pfn = pool->free_area[o].free_list[t].head;
+
+			while (pfn != NIL && nr < REPORT_BATCH) {
+				uint32_t next = pool->frames[pfn].next;
+
+				if (pred(pool, pfn, o, arg)) {
+					__del_free_block(pool, pfn);
+					__mark_isolated_free(pool, pfn, o);
+					held[nr++] = (struct isolated){ pfn, (uint8_t)o };
+				}
+				pfn = next;
+			}
+		}
+	return nr;
+}
+
+static int punch_block(struct mm_pool *pool, const struct isolated *b)
+{
+	off_t off = (off_t)b->pfn << MM_PAGE_SHIFT;
+
+	if (fallocate(pool->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off,
+		      (off_t)MM_PAGE_SIZE << b->order) < 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * One pass: isolate a batch, punch it with pool->lock dropped (others
+ * allocate meanwhile; these blocks are out of their reach), put it back.
+ */
+static uint64_t report_batch(struct mm_pool *pool, unsigned int min_passes,
+			     bool *more)
+{
+	struct isolated held[REPORT_BATCH];
+	uint64_t released = 0;
+	unsigned int nr, failed = 0;
+	int err[REPORT_BATCH];
+
+	pthread_mutex_lock(&pool->lock);
+	nr = __isolate_free_pageblocks(pool, held, __block_reportable, min_passes);
+	pthread_mutex_unlock(&pool->lock);
+	for (unsigned int i = 0; i < nr; i++)
+		err[i] = punch_block(pool, &held[i]);
+	pthread_mutex_lock(&pool->lock);
+	for (unsigned int i = 0; i < nr; i++) {
+		if (err[i]) {
+			pool->counters.host_release_fail++;
+			failed++;
+			continue;
+		}
+		for_each_pageblock_in(pb, held[i].pfn, held[i].order) {
+			if (pb_host_get(pool, pb) & HOST_USED)
+				released++;
+			pb_host_clear(pool, pb, HOST_USED | HOST_IDLE | HOST_HUGE | HOST_PREP);
+		}
+	}
+	pool->counters.host_released += released;
+	/* a full batch may have left more; a failed punch would come back forever */
+	*more = nr == REPORT_BATCH && !failed;
+	__release_isolated(pool, held, &nr);
+	pthread_mutex_unlock(&pool->lock);
+	return released;
+}
+
+/*
+ * Give back every wholly free pageblock that was already free on the
+ * previous pass (@min_passes 1: the reporter), or every one now (0).
+ * Returns the pageblocks given back.
+ */
+uint64_t hostmem_report(struct mm_pool *pool, unsigned int min_passes)
+{
+	uint64_t released = 0;
+	bool more = true;
+
+	pthread_mutex_lock(&pool->host_lock);
+	while (more)
+		released += report_batch(pool, min_passes, &more);
+	pthread_mutex_unlock(&pool->host_lock);
+	return released;
+}
+
+uint64_t mm_release_free(struct mm_pool *pool)
+{
+	return hostmem_report(pool, 0);
+}
+
+/* A free block with a pageblock that has no host memory behind it. */
+static bool __block_unbacked(struct mm_pool *pool, uint64_t pfn,
+			     unsigned int order, unsigned int unused)
+{
+	(void)unused;
+	for_each_pageblock_in(pb, pfn, order)
+		if (!(pb_host_get(pool, pb) & HOST_USED))
+			return true;
+	return false;
+}
+
+/*
+ * Make a batch of free, unbacked blocks host huge pages while they are
+ * off the lists; *@left counts down the pageblocks still wanted.
+ */
+static uint64_t populate_batch(struct mm_pool *pool, uint64_t *left, bool *more)
+{
+	struct isolated held[REPORT_BATCH];
+	uint64_t made = 0;
+	unsigned int nr;
+
+	pthread_mutex_lock(&pool->lock);
+	nr = __isolate_free_pageblocks(pool, held, __block_unbacked, 0);
+	pthread_mutex_unlock(&pool->lock);
+	for (unsigned int i = 0; i < nr; i++)
+		for_each_pageblock_in(pb, held[i].pfn, held[i].order) {
+			int err;
+
+			if (!*left)
+				break;
+			if (pb_host_get(pool, pb) & HOST_USED)
+				continue;
+			err = make_pageblock_huge(pool, pb);
+			(*left)--;
+			pb_host_set(pool, pb, err ? HOST_USED : HOST_USED | HOST_HUGE);
+			made += !err;
+			count_huge(pool, err);
+		}
+	pthread_mutex_lock(&pool->lock);
+	*more = nr == REPORT_BATCH && *left;
+	__release_isolated(pool, held, &nr);
+	pthread_mutex_unlock(&pool->lock);
+	return made;
+}
+
+uint64_t mm_pool_populate(struct mm_pool *pool, uint64_t pageblocks)
+{
+	uint64_t made = 0;
+	bool more = true;
+
+	pthread_mutex_lock(&pool->host_lock);
+	while (more && pageblocks)
+		made += populate_batch(pool, &pageblocks, &more);
+	pthread_mutex_unlock(&pool->host_lock);
+	return made;
+}
+
+int64_t mm_pool_host_bytes(const struct mm_pool *pool)
+{
+	struct stat st;
+
+	if (fstat(pool->fd, &st) < 0)
+		return -errno;
+	return (int64_t)st.st_blocks * 512;
+}
+
+/* The reporter: a pass every delay, like page_reporting_process. */
+struct page_reporting {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;
+	unsigned int delay_ms;
+};
+
+static void *page_reporting_fn(void *arg)
+{
+	struct mm_pool *pool = arg;
+	struct page_reporting *r = pool->reporting;
+
+	pthread_mutex_lock(&r->lock);
+	while (!r->stop) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += r->delay_ms / 1000;
+		ts.tv_nsec += (long)(r->delay_ms % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&r->cond, &r->lock, &ts);
+		if (r->stop)
+			break;
+		pthread_mutex_unlock(&r->lock);
+		if (__atomic_load_n(&pool->host_prep_pending, __ATOMIC_ACQUIRE))
+			hostmem_prepare_pending(pool);
+		(void)hostmem_report(pool, 1);
+		pthread_mutex_lock(&r->lock);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+int mm_page_reporting_start(struct mm_pool *pool, unsigned int delay_ms)
+{
+	struct page_reporting *r;
+	int ret;
+
+	if (pool->reporting || !delay_ms)
+		return -EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->cond, NULL);
+	r->delay_ms = delay_ms;
+	pool->reporting = r;
+	ret = -pthread_create(&r->thread, NULL, page_reporting_fn, pool);
+	if (ret) {
+		pool->reporting = NULL;
+		free(r);
+		return ret;
+	}
+	pthread_setname_np(r->thread, "gpmm-reporting");
+	return 0;
+}
+
+void mm_page_reporting_stop(struct mm_pool *pool)
+{
+	struct page_reporting *r = pool->reporting;
+
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->stop = true;
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	pthread_join(r->thread, NULL);
+	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->cond);
+	pool->reporting = NULL;
+	free(r);
+}
+
+/* pool->lock held: pageblocks with host memory, and those made huge. */
+void __hostmem_count(struct mm_pool *pool, uint64_t *used, uint64_t *huge)
+{
+	*used = *huge = 0;
+	for (uint64_t pb = 0; pb < pool->nr_pageblocks; pb++) {
+		uint8_t st = pb_host_get(pool, pb);
+
+		*used += !!(st & HOST_USED);
+		*huge += !!(st & HOST_HUGE);
+	}
+}
