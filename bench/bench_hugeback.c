@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -153,7 +154,9 @@ static const char migrate_usage[] =
 	"4 KiB live migrations of random pages of a memloop guest (4 MiB, 2 vCPUs,\n"
 	"writing and checking every page all the time): migrations/s, vCPU stall\n"
 	"p50/p99, and lost writes (the guest stops on the first). Then N cycles of\n"
-	"2 MiB assembly + split of a 16 MiB guest: stall p50/p99 and time per range.\n"
+	"2 MiB assembly + split of a 16 MiB guest: stall p50/p99 and time per range,\n"
+	"on a pool of 4 KiB host pages and on one whose blocks are host huge pages,\n"
+	"with the kernel's count of the 2 MiB copies it made (thp_collapse_alloc).\n"
 	"--no-wp: copy + remap without write-protect, to see what it loses.\n";
 
 struct mig_result {
@@ -227,9 +230,98 @@ static void assemble_2m(struct vm *vm, uint64_t cycles, struct progress *pr,
 	r->ns = vm_now_ns() - t0;
 }
 
-static void print_migrate_json(const struct mig_result *r4, const struct mig_result *r2,
+/* A /proc/vmstat counter, or -1: the kernel's own count of what it did. */
+static long long vmstat_read(const char *name)
+{
+	FILE *f = fopen("/proc/vmstat", "r");
+	char key[64];
+	long long v, found = -1;
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld", key, &v) == 2)
+		if (!strcmp(key, name))
+			found = v;
+	fclose(f);
+	return found;
+}
+
+/*
+ * The 2 MiB phase, once per way the pool treats host memory: today's
+ * (4 KiB host pages, every assembly's MADV_COLLAPSE copies the range) and
+ * pool blocks made host huge pages on first use. The kernel counts the
+ * huge pages it builds by copying (thp_collapse_alloc): read around the
+ * phase, it shows the copies the assembly made the kernel do.
+ */
+struct pool_mode {
+	const char *name;
+	struct pool_host host;
+};
+
+static const struct pool_mode pool_modes[] = {
+	{ "--pool-huge off (4 KiB host pages)", { .huge = false, .release_ms = 0 } },
+	{ "--pool-huge on (default)", POOL_HOST_DEFAULTS },
+};
+
+#define NR_POOL_MODES	(sizeof(pool_modes) / sizeof(pool_modes[0]))
+
+struct asm_result {
+	struct mig_result r;
+	long long kernel_copies;	/* thp_collapse_alloc over the phase */
+	uint64_t pool_made_huge;	/* of those, the pool making fresh blocks huge */
+	uint64_t onto_huge;		/* assemblies onto blocks already huge */
+};
+
+static int assemble_mode(const struct pool_mode *m, uint64_t cycles, unsigned int cpus,
+			 struct progress *pr, struct asm_result *a)
+{
+	struct console_buf con;
+	struct mm_stats st0, st1;
+	struct pool *pool;
+	struct vm *vm;
+	long long k0;
+
+	if (pool_open_host(256 << 20, true, &m->host, &pool))
+		return -1;
+	vm = start_memloop(pool, 16 << 20, cpus, &con, pr);
+	if (!vm) {
+		pool_close(pool);
+		return -1;
+	}
+	k0 = vmstat_read("thp_collapse_alloc");
+	if (mm_stats(pool->mm, &st0))
+		memset(&st0, 0, sizeof(st0));
+	assemble_2m(vm, cycles, pr, &a->r);
+	a->kernel_copies = k0 < 0 ? -1 : vmstat_read("thp_collapse_alloc") - k0;
+	if (mm_stats(pool->mm, &st1) == 0)
+		a->pool_made_huge = st1.counters.host_huge - st0.counters.host_huge;
+	a->onto_huge = vm->migstats.ranges_onto_huge;
+	mig_finish(vm, &con, &a->r);
+	stop_vm(vm);
+	pool_close(pool);
+	return 0;
+}
+
+static json_t *assemble_json(const struct asm_result *a)
+{
+	const struct mig_result *r2 = &a->r;
+
+	return json_pack("{s:I, s:f, s:I, s:f, s:f, s:I, s:I, s:I, s:s}",
+		"ranges", (json_int_t)r2->done,
+		"ms_per_range", r2->done ? r2->ns / 1e6 / r2->done : 0.0,
+		"stalls_2m", (json_int_t)r2->stalls,
+		"stall_2m_p50_us", r2->stall_p50_us, "stall_2m_p99_us", r2->stall_p99_us,
+		"kernel_thp_copies", (json_int_t)a->kernel_copies,
+		"pool_blocks_made_huge", (json_int_t)a->pool_made_huge,
+		"assembled_onto_host_huge", (json_int_t)a->onto_huge,
+		"vm_state_2m", vm_state_name(r2->end.state));
+}
+
+static void print_migrate_json(const struct mig_result *r4, const struct asm_result *a,
 			       bool no_wp)
 {
+	const struct mig_result *r2 = &a[NR_POOL_MODES - 1].r;
+	json_t *modes = json_object();
 	json_t *o = json_pack("{s:I, s:f, s:I, s:f, s:f, s:I, s:f, s:f, s:f, s:I, s:f, s:f,"
 			      " s:b, s:b, s:s, s:s, s:s, s:s}",
 		"migrations", (json_int_t)r4->done,
@@ -241,18 +333,23 @@ static void print_migrate_json(const struct mig_result *r4, const struct mig_res
 		"ms_per_range", r2->done ? r2->ns / 1e6 / r2->done : 0.0,
 		"stalls_2m", (json_int_t)r2->stalls,
 		"stall_2m_p50_us", r2->stall_p50_us, "stall_2m_p99_us", r2->stall_p99_us,
-		"lost_writes", r4->end.lost_write || r2->end.lost_write,
+		"lost_writes", r4->end.lost_write || a[0].r.end.lost_write ||
+			       a[1].r.end.lost_write,
 		"write_protect", !no_wp,
 		"vm_state_4k", vm_state_name(r4->end.state),
 		"vm_state_2m", vm_state_name(r2->end.state),
 		"guest_4k", r4->end.what, "guest_2m", r2->end.what);
 
+	for (size_t i = 0; i < NR_POOL_MODES; i++)
+		json_object_set_new(modes, pool_modes[i].host.huge ? "pool_huge_on" : "pool_huge_off",
+				    assemble_json(&a[i]));
+	json_object_set_new(o, "assembly_by_pool", modes);
 	json_dumpf(o, stdout, JSON_COMPACT);
 	putchar('\n');
 	json_decref(o);
 }
 
-static void print_migrate(const struct mig_result *r4, const struct mig_result *r2,
+static void print_migrate(const struct mig_result *r4, const struct asm_result *a,
 			  unsigned int cpus, bool no_wp)
 {
 	printf("gpmm bench migrate: memloop guest writing all its pages, %u vCPUs%s\n\n",
@@ -262,11 +359,27 @@ static void print_migrate(const struct mig_result *r4, const struct mig_result *
 	       (unsigned long long)r4->done, r4->ns / 1e9,
 	       r4->ns ? r4->done / (r4->ns / 1e9) : 0.0, r4->lat_p50 / 1e3, r4->lat_p99 / 1e3,
 	       (unsigned long long)r4->stalls, r4->stall_p50_us, r4->stall_p99_us);
-	printf("2 MiB: %llu assemblies (+ splits) in %.2f s = %.3f ms each; %llu stalls, p50 %.1f us, p99 %.1f us\n",
-	       (unsigned long long)r2->done, r2->ns / 1e9, r2->done ? r2->ns / 1e6 / r2->done : 0.0,
-	       (unsigned long long)r2->stalls, r2->stall_p50_us, r2->stall_p99_us);
+	printf("2 MiB assembly + split cycles, by what the pool does with host memory\n"
+	       "(kernel copies: /proc/vmstat thp_collapse_alloc over the phase; pool blocks\n"
+	       "made huge on first use are counted by gpmm and are part of that figure):\n");
+	printf("  %-36s %6s %9s %7s %8s %8s %8s %8s %9s\n", "pool", "ranges", "ms/range",
+	       "stalls", "p50_us", "p99_us", "k_copies", "pb_huge", "onto_huge");
+	for (size_t i = 0; i < NR_POOL_MODES; i++) {
+		const struct mig_result *r2 = &a[i].r;
+
+		printf("  %-36s %6llu %9.3f %7llu %8.1f %8.1f %8lld %8llu %9llu\n",
+		       pool_modes[i].name, (unsigned long long)r2->done,
+		       r2->done ? r2->ns / 1e6 / r2->done : 0.0,
+		       (unsigned long long)r2->stalls, r2->stall_p50_us, r2->stall_p99_us,
+		       a[i].kernel_copies, (unsigned long long)a[i].pool_made_huge,
+		       (unsigned long long)a[i].onto_huge);
+	}
+	if (a[0].r.done && a[1].r.done)
+		printf("  time per range, huge on / off: %.2fx\n",
+		       ((double)a[1].r.ns / a[1].r.done) / ((double)a[0].r.ns / a[0].r.done));
 	printf("lost writes, 4 KiB guest: %s\n", r4->end.what);
-	printf("lost writes, 2 MiB guest: %s\n", r2->end.what);
+	for (size_t i = 0; i < NR_POOL_MODES; i++)
+		printf("lost writes, 2 MiB guest, %s: %s\n", pool_modes[i].name, a[i].r.end.what);
 }
 
 int cmd_bench_migrate(int argc, char **argv)
@@ -282,7 +395,8 @@ int cmd_bench_migrate(int argc, char **argv)
 		{ 0 }
 	};
 	uint64_t count = 1000000, cycles = 200;
-	struct mig_result r4 = { 0 }, r2 = { 0 };
+	struct mig_result r4 = { 0 };
+	struct asm_result a[NR_POOL_MODES] = { 0 };
 	bool no_wp = false, json = false, bad;
 	struct progress progress;
 	unsigned int cpus = 2;
@@ -318,21 +432,19 @@ int cmd_bench_migrate(int argc, char **argv)
 	migrate_4k(pool, vm, count, &progress, &r4);
 	mig_finish(vm, &con, &r4);
 	stop_vm(vm);
-
-	vm = start_memloop(pool, 16 << 20, cpus, &con, &progress);
-	if (!vm)
-		return 1;
-	assemble_2m(vm, cycles, &progress, &r2);
-	mig_finish(vm, &con, &r2);
-	stop_vm(vm);
 	pool_close(pool);
-	progress_clear(&progress);
 
-	bad = vm_end_bad(&r4.end) || vm_end_bad(&r2.end);
+	bad = vm_end_bad(&r4.end);
+	for (size_t i = 0; i < NR_POOL_MODES; i++) {
+		if (assemble_mode(&pool_modes[i], cycles, cpus, &progress, &a[i]))
+			return 1;
+		bad = bad || vm_end_bad(&a[i].r.end);
+	}
+	progress_clear(&progress);
 	if (json)
-		print_migrate_json(&r4, &r2, no_wp);
+		print_migrate_json(&r4, a, no_wp);
 	else
-		print_migrate(&r4, &r2, cpus, no_wp);
+		print_migrate(&r4, a, cpus, no_wp);
 	return bad && !no_wp ? 1 : 0;
 }
 
@@ -442,13 +554,138 @@ static struct replay *prefragment(struct pool *pool, struct mm_pcp *pcp,
 	return r;
 }
 
+/*
+ * The host's free memory in blocks of 2 MiB or more, by /proc/buddyinfo:
+ * what a THP fault can take without compacting first.
+ */
+static double host_free_huge_mib(void)
+{
+	FILE *f = fopen("/proc/buddyinfo", "r");
+	char line[512];
+	double mib = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, "zone");
+		unsigned long long n;
+		int used, order = 0;
+
+		if (!p)
+			continue;
+		p += 4;
+		while (*p == ' ')
+			p++;
+		while (*p && *p != ' ')
+			p++;		/* the zone's name */
+		while (sscanf(p, "%llu%n", &n, &used) == 1) {
+			if (order >= MM_PAGEBLOCK_ORDER)
+				mib += (double)(n << order) / 256.0;
+			order++;
+			p += used;
+		}
+	}
+	if (f)
+		fclose(f);
+	return mib;
+}
+
+static uint64_t mem_available_mib(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	unsigned long long kb = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb >> 10;
+}
+
+/*
+ * A long-running host's free memory: a process touches @mib MiB of 4 KiB
+ * anonymous pages, then frees every other one and stays alive, so the
+ * host's free memory is @mib/2 MiB of 4 KiB holes. Returns its pid once
+ * it is done, or -1.
+ */
+static pid_t host_fragment(uint64_t mib)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		size_t len = mib << 20;
+		uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		close(fds[0]);
+		if (m == MAP_FAILED)
+			_exit(1);
+		madvise(m, len, MADV_NOHUGEPAGE);
+		for (size_t off = 0; off < len; off += MM_PAGE_SIZE)
+			m[off] = 1;
+		for (size_t off = MM_PAGE_SIZE; off < len; off += 2 * MM_PAGE_SIZE)
+			madvise(m + off, MM_PAGE_SIZE, MADV_DONTNEED);
+		if (write(fds[1], "k", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(fds[1]);
+	if (pid < 0 || read(fds[0], &c, 1) != 1) {
+		if (pid > 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
+		close(fds[0]);
+		return -1;
+	}
+	close(fds[0]);
+	return pid;
+}
+
+struct host_frag {
+	pid_t pid;
+	uint64_t mib;
+	double free_huge_before, free_huge_after;
+};
+
+static int host_fragment_start(struct host_frag *hf, uint64_t mib, struct progress *pr)
+{
+	progress_phase(pr, "bench hugeback: fragmenting the host's free memory (%llu MiB)",
+		       (unsigned long long)mib);
+	hf->mib = mib;
+	hf->free_huge_before = host_free_huge_mib();
+	hf->pid = host_fragment(mib);
+	hf->free_huge_after = host_free_huge_mib();
+	return hf->pid < 0 ? -1 : 0;
+}
+
+static void host_fragment_stop(struct host_frag *hf)
+{
+	if (hf->pid <= 0)
+		return;
+	kill(hf->pid, SIGKILL);
+	waitpid(hf->pid, NULL, 0);
+	hf->pid = -1;
+}
+
 static const char hugeback_usage[] =
 	"usage: gpmm bench hugeback [--pool-mib N] [--mib N] [--seconds N] [--no-qemu] [--json]\n"
 	"Pre-fragments the pool (the default workload of other tenants, then a\n"
 	"random share of it freed), boots a memloop guest touching N MiB (default\n"
 	"256) and samples its huge-backed share (kernel smaps) every 100 ms for\n"
 	"10 s. QEMU runs beside it with the same RAM (memfd and anonymous\n"
-	"backends, touched by -mem-prealloc: QEMU cannot boot gpmm's flat payload).\n";
+	"backends, touched by -mem-prealloc: QEMU cannot boot gpmm's flat payload).\n"
+	"The pool's host RSS (the memfd, by the kernel) is shown while the guest\n"
+	"runs and after it ended. --host-fragmented[=MIB]: the pool is made of host\n"
+	"huge pages first (--pool-populate); then a helper touches MIB (default:\n"
+	"60%% of MemAvailable, at most 4096) of 4 KiB pages and frees every other\n"
+	"one, and stays alive while gpmm's guest and QEMU (started after it) run.\n";
 
 /* What the sampling saw of the guest's huge-backed share. */
 struct hb_result {
@@ -458,9 +695,30 @@ struct hb_result {
 	double t_end;		/* sampling took this long: smaps reads are slow too */
 	uint64_t samples;
 	uint64_t touched;	/* bytes backed at the end */
+	int64_t rss_running;	/* the pool's host RSS with the guest running */
+	uint64_t allocated;	/* the pool's allocated bytes then */
+	int64_t rss_after;	/* after the guest ended and its frames went back */
+	double rss_after_s;	/* how long that took to be seen */
 	bool touched_all;	/* memloop finished its first pass */
 	struct vm_end end;
 };
+
+/*
+ * Everything in the pool has been freed: how far does its host RSS fall,
+ * and how soon? Bounded by count (100 looks, 100 ms apart), not by speed.
+ */
+static void watch_rss_fall(struct pool *pool, struct progress *pr, struct hb_result *r)
+{
+	uint64_t t0 = vm_now_ns();
+
+	progress_phase(pr, "bench hugeback: the pool giving memory back");
+	r->rss_after = mm_pool_host_bytes(pool->mm);
+	for (int i = 0; i < 100 && r->rss_after > 0 && pool->host.release_ms; i++) {
+		usleep(100000);
+		r->rss_after = mm_pool_host_bytes(pool->mm);
+	}
+	r->rss_after_s = (vm_now_ns() - t0) / 1e9;
+}
 
 /*
  * The share is huge-backed bytes (the kernel's ShmemPmdMapped) over the
@@ -506,7 +764,8 @@ static void sample_huge(struct vm *vm, struct console_buf *con, uint64_t seconds
 }
 
 static void print_hugeback_json(uint64_t mib, const struct hb_result *r, double q_memfd,
-				double q_anon, const struct mm_stats *st)
+				double q_anon, const struct mm_stats *st,
+				const struct host_frag *hf)
 {
 	json_t *o = json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:I, s:I,"
 			      " s:b, s:s, s:s}",
@@ -520,15 +779,41 @@ static void print_hugeback_json(uint64_t mib, const struct hb_result *r, double 
 		"lost_writes", r->end.lost_write,
 		"vm_state", vm_state_name(r->end.state), "guest", r->end.what);
 
+	json_object_set_new(o, "pool_host_rss", json_pack("{s:I, s:I, s:I, s:f}",
+		"running_bytes", (json_int_t)r->rss_running,
+		"allocated_bytes", (json_int_t)r->allocated,
+		"after_end_bytes", (json_int_t)r->rss_after,
+		"after_end_seconds", r->rss_after_s));
+	if (hf->mib)
+		json_object_set_new(o, "host_fragmented", json_pack("{s:I, s:f, s:f}",
+			"helper_mib", (json_int_t)hf->mib,
+			"host_free_huge_mib_before", hf->free_huge_before,
+			"host_free_huge_mib_after", hf->free_huge_after));
 	json_dumpf(o, stdout, JSON_COMPACT);
 	putchar('\n');
 	json_decref(o);
 }
 
-static void print_hugeback(uint64_t mib, const struct hb_result *r)
+static void print_hugeback(uint64_t mib, const struct hb_result *r,
+			   const struct host_frag *hf, uint64_t pool_mib)
 {
+	if (hf->mib)
+		printf("\nhost fragmented: a helper touched %llu MiB of 4 KiB pages and freed every "
+		       "other one (alive throughout);\nhost free memory in blocks >= 2 MiB "
+		       "(/proc/buddyinfo): %.0f MiB before, %.0f MiB after\n",
+		       (unsigned long long)hf->mib, hf->free_huge_before, hf->free_huge_after);
+	printf("\npool host RSS (memfd st_blocks): %.1f MiB with the guest running, for %.1f MiB "
+	       "allocated (pool %llu MiB);\n", r->rss_running / 1048576.0,
+	       r->allocated / 1048576.0, (unsigned long long)pool_mib);
+	if (hf->mib)
+		printf("  after the guest and the tenants ended: %.1f MiB (--pool-populate: a "
+		       "reservation, kept)\n", r->rss_after / 1048576.0);
+	else
+		printf("  after the guest and the tenants ended: %.1f MiB, %.1f s later\n",
+		       r->rss_after / 1048576.0, r->rss_after_s);
 	printf("\n%-44s %8s\n", "", "huge%");
-	printf("%-44s %8.2f  ", "gpmm, pool memfd, grouping + compaction", r->pct);
+	printf("%-44s %8.2f  ", hf->mib ? "gpmm, pool made host huge pages before" :
+	       "gpmm, pool memfd, grouping + compaction", r->pct);
 	if (r->t98 >= 0)
 		printf("(98%% reached after %.1f s)\n", r->t98);
 	else
@@ -549,11 +834,14 @@ int cmd_bench_hugeback(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 's' },
 		{ "no-qemu", no_argument, NULL, 'q' },
 		{ "guests", required_argument, NULL, 'g' },
+		{ "host-fragmented", optional_argument, NULL, 'F' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	uint64_t pool_mib = 1024, mib = 256, seconds = 10;
+	uint64_t pool_mib = 1024, mib = 256, seconds = 10, frag_mib = 0;
+	struct pool_host host = POOL_HOST_DEFAULTS;
+	struct host_frag hf = { .pid = -1 };
 	double q_memfd = -1, q_anon = -1, unusable;
 	bool qemu = true, json = false;
 	struct hb_result res = { 0 };
@@ -578,6 +866,14 @@ int cmd_bench_hugeback(int argc, char **argv)
 		case 's': seconds = strtoull(optarg, NULL, 0); break;
 		case 'q': qemu = false; break;
 		case 'g': snprintf(guest_dir, sizeof(guest_dir), "%s", optarg); break;
+		case 'F':
+			host.populate = true;
+			frag_mib = optarg ? strtoull(optarg, NULL, 0) : 0;
+			if (!frag_mib) {
+				frag_mib = mem_available_mib() * 6 / 10;
+				frag_mib = frag_mib > 4096 ? 4096 : frag_mib;
+			}
+			break;
 		case 'j': json = true; break;
 		case 'h': fputs(hugeback_usage, stdout); return 0;
 		default: fputs(hugeback_usage, stderr); return 2;
@@ -592,9 +888,17 @@ int cmd_bench_hugeback(int argc, char **argv)
 		fprintf(stderr, "gpmm bench hugeback: KVM is not available: %s\n", kvm_unavailable());
 		return 1;
 	}
-	if (pool_open(pool_mib << 20, true, &pool) || mm_pcp_create(pool->mm, &pcp))
-		return 1;
 	progress_init(&progress, json);
+	if (host.populate)
+		progress_phase(&progress, "bench hugeback: making the %llu MiB pool host huge pages",
+			       (unsigned long long)pool_mib);
+	if (pool_open_host(pool_mib << 20, true, &host, &pool) || mm_pcp_create(pool->mm, &pcp))
+		return 1;
+	if (frag_mib && host_fragment_start(&hf, frag_mib, &progress)) {
+		progress_clear(&progress);
+		fprintf(stderr, "gpmm bench hugeback: the host fragmenter did not start\n");
+		return 1;
+	}
 	tenant = prefragment(pool, pcp, (mib + 32) << 8, &progress, err, sizeof(err));
 	if (!tenant) {
 		progress_clear(&progress);
@@ -640,9 +944,13 @@ int cmd_bench_hugeback(int argc, char **argv)
 	assembler_stop(as);
 	if (mm_stats(pool->mm, &st))
 		memset(&st, 0, sizeof(st));	/* the figures below then read 0 */
+	res.rss_running = st.host_bytes;
+	for (int t = 0; t < MIGRATE_TYPES; t++)
+		res.allocated += st.allocated_pages[t] << MM_PAGE_SHIFT;
 	stop_vm(vm);
 	replay_destroy(tenant);
 	mm_pcp_destroy(pcp);
+	watch_rss_fall(pool, &progress, &res);
 	pool_close(pool);
 	why[0] = '\0';
 	if (qemu) {
@@ -653,15 +961,17 @@ int cmd_bench_hugeback(int argc, char **argv)
 			       (unsigned long long)mib);
 		q_anon = qemu_huge_pct(mib, false, why, sizeof(why));
 	}
+	host_fragment_stop(&hf);
 	progress_clear(&progress);
 	if (json) {
-		print_hugeback_json(mib, &res, q_memfd, q_anon, &st);
+		print_hugeback_json(mib, &res, q_memfd, q_anon, &st, &hf);
 		return vm_end_bad(&res.end) ? 1 : 0;
 	}
-	print_hugeback(mib, &res);
+	print_hugeback(mib, &res, &hf, pool_mib);
 	if (qemu && q_memfd >= 0) {
 		printf("%-44s %8.2f\n", "QEMU memory-backend-memfd (-mem-prealloc)", q_memfd);
-		printf("%-44s %8.2f\n", "QEMU plain anonymous RAM (-mem-prealloc)", q_anon);
+		printf("%-44s %8.2f%s\n", "QEMU plain anonymous RAM (-mem-prealloc)", q_anon,
+		       hf.mib ? "  (started after the host was fragmented)" : "");
 	} else if (qemu) {
 		printf("QEMU: %s\n", why);
 	}

@@ -74,34 +74,40 @@ static void pb_host_clear(struct mm_pool *pool, uint64_t pb, uint8_t bits)
 }
 
 /*
- * A 2 MiB-aligned view of the whole memfd: MADV_COLLAPSE needs the range
- * aligned in the address space as well as in the file.
+ * The view of the whole memfd through which frames are read and written
+ * starts one page past a 2 MiB boundary on purpose: it can never map a
+ * huge page by a PMD, so every PMD the kernel counts for this process
+ * (smaps) is a guest window's, and its touches of a huge block never
+ * compete with the guest's mappings. Collapses use a window of their own.
  */
 int hostmem_init(struct mm_pool *pool, size_t size)
 {
-	uint8_t *va, *aligned;
+	size_t span = size + MM_PAGEBLOCK_SIZE;
+	uint8_t *va, *view;
 
 	pthread_mutex_init(&pool->host_lock, NULL);
 	pool->pb_host = calloc(pool->nr_pageblocks + 1, 1);
 	if (!pool->pb_host)
 		return -ENOMEM;
-	va = mmap(NULL, size + MM_PAGEBLOCK_SIZE, PROT_NONE,
-		  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	va = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (va == MAP_FAILED)
 		return -errno;
-	aligned = (uint8_t *)(((uintptr_t)va + MM_PAGEBLOCK_SIZE - 1) &
-			      ~(uintptr_t)(MM_PAGEBLOCK_SIZE - 1));
-	if (aligned > va)
-		munmap(va, (size_t)(aligned - va));
-	munmap(aligned + size, MM_PAGEBLOCK_SIZE - (size_t)(aligned - va));
-	if (mmap(aligned, size, PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_FIXED | MAP_NORESERVE, pool->fd, 0) == MAP_FAILED) {
+	view = (uint8_t *)((((uintptr_t)va + MM_PAGEBLOCK_SIZE - 1) &
+			    ~(uintptr_t)(MM_PAGEBLOCK_SIZE - 1)) + MM_PAGE_SIZE);
+	if (view - MM_PAGEBLOCK_SIZE >= va)
+		view -= MM_PAGEBLOCK_SIZE;
+	if (view > va)
+		munmap(va, (size_t)(view - va));
+	if (va + span > view + size)
+		munmap(view + size, (size_t)(va + span - (view + size)));
+	if (mmap(view, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE,
+		 pool->fd, 0) == MAP_FAILED) {
 		int err = -errno;
 
-		munmap(aligned, size);
+		munmap(view, size);
 		return err;
 	}
-	pool->base = aligned;
+	pool->base = view;
 	return 0;
 }
 
@@ -169,16 +175,31 @@ int mm_host_collapse(void *addr)
 
 /*
  * Populate the whole pageblock (a collapse fails on holes), then make it
- * one huge page. Frames already allocated in it keep their contents: the
- * kernel copies what is there into the new page.
+ * one huge page through a 2 MiB-aligned window of its own, unmapped
+ * after: the huge page lives on in the memfd. Frames already allocated in
+ * it keep their contents: the kernel copies what is there into the page.
  */
 static int make_pageblock_huge(struct mm_pool *pool, uint64_t pb)
 {
 	off_t off = (off_t)(pb << MM_PAGEBLOCK_SHIFT);
+	uint8_t *va, *win;
+	int err;
 
 	if (fallocate(pool->fd, 0, off, MM_PAGEBLOCK_SIZE) < 0)
 		return -errno;
-	return mm_host_collapse(pool->base + off);
+	va = mmap(NULL, 2 * MM_PAGEBLOCK_SIZE, PROT_NONE,
+		  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (va == MAP_FAILED)
+		return -errno;
+	win = (uint8_t *)(((uintptr_t)va + MM_PAGEBLOCK_SIZE - 1) &
+			  ~(uintptr_t)(MM_PAGEBLOCK_SIZE - 1));
+	if (mmap(win, MM_PAGEBLOCK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 pool->fd, off) == MAP_FAILED)
+		err = -errno;
+	else
+		err = mm_host_collapse(win);
+	munmap(va, 2 * MM_PAGEBLOCK_SIZE);
+	return err;
 }
 
 static void count_huge(struct mm_pool *pool, int err)

@@ -170,7 +170,7 @@ struct mm_pool {
 	struct kcompactd *kcompactd;
 
 	/* host memory behind the pool (hostmem.c); host_lock before pool->lock */
-	uint8_t *base;			/* 2 MiB-aligned MAP_SHARED view of the memfd */
+	uint8_t *base;			/* MAP_SHARED view of the memfd, never PMD-mapped */
 	uint8_t *pb_host;		/* HOST_* per pageblock, atomic */
 	bool host_huge;			/* make a pageblock huge when first used */
 	pthread_mutex_t host_lock;

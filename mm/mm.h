@@ -94,7 +94,8 @@ void mm_set_policy(struct mm_pool *pool, unsigned int policy);
  * pageblocks back (FALLOC_FL_PUNCH_HOLE) once they stayed free from one
  * pass to the next, @delay_ms apart. Only whole free pageblocks go back.
  */
-uint8_t *mm_pool_base(const struct mm_pool *pool);	/* 2 MiB-aligned view */
+/* The view of the whole pool, never PMD-mapped (so smaps counts guests only). */
+uint8_t *mm_pool_base(const struct mm_pool *pool);
 __must_check int mm_page_reporting_start(struct mm_pool *pool,
 					 unsigned int delay_ms);
 void mm_page_reporting_stop(struct mm_pool *pool);

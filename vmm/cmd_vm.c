@@ -26,7 +26,7 @@ static const char run_usage[] =
 	"                [--daemon SOCK] [--stats] [--huge on|off] [--huge-fill]\n"
 	"                [--huge-rate RANGES_PER_S] [--huge-target PCT]\n"
 	"                [--disk FILE] [--balloon on|off] [--pool-huge on|off]\n"
-	"                [--pool-release-ms MS]\n"
+	"                [--pool-release-ms MS] [--pool-populate]\n"
 	"Boots a Linux bzImage (x86 boot protocol, ACPI; the guest's poweroff ends\n"
 	"the run with status 0, its reboot restarts it) or a flat payload (DESIGN.md\n"
 	"boot protocol) with guest RAM from a pool of host frames; exits with the\n"
@@ -41,10 +41,11 @@ static const char run_usage[] =
 	"by default) hands memory the guest frees back to the pool.\n"
 	"The pool takes host memory a 2 MiB block at a time, made one host huge\n"
 	"page when first used (--pool-huge off: 4 KiB host pages), and gives a\n"
-	"block back to the host once it stayed free MS milliseconds (default 1000,\n"
-	"0: never): --pool is a ceiling, not a reservation.\n"
+	"block back to the host once it stayed free MS to 2xMS ms (default 1000,\n"
+	"0: never): --pool is a ceiling, not a reservation. --pool-populate takes\n"
+	"the whole pool at start, as host huge pages, and keeps it (a reservation).\n"
 	"Config keys (INI, top level or [vm]): name ram cpus kernel initrd append\n"
-	"console pool pool_huge pool_release_ms prefault qmp huge huge_fill\n"
+	"console pool pool_huge pool_release_ms pool_populate prefault qmp huge huge_fill\n"
 	"huge_rate huge_target disk disk_readonly balloon.\n";
 
 static int set_opt(struct vm_config *cfg, const char *key, const char *val)
@@ -84,6 +85,7 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 		{ "balloon", required_argument, NULL, 'B' },
 		{ "pool-huge", required_argument, NULL, 'P' },
 		{ "pool-release-ms", required_argument, NULL, 'r' },
+		{ "pool-populate", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -134,6 +136,7 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 		case 'B': key = "balloon"; break;
 		case 'P': key = "pool_huge"; break;
 		case 'r': key = "pool_release_ms"; break;
+		case 'E': cfg->pool_host.populate = true; break;
 		case 'h': fputs(run_usage, stdout); return 1;
 		default: fputs(run_usage, stderr); return 2;
 		}
@@ -317,10 +320,10 @@ int cmd_run(int argc, char **argv)
 
 static const char daemon_usage[] =
 	"usage: gpmm daemon [--socket PATH] [--pool SIZE] [--buddy]\n"
-	"                   [--pool-huge on|off] [--pool-release-ms MS]\n"
+	"                   [--pool-huge on|off] [--pool-release-ms MS] [--pool-populate]\n"
 	"Owns one pool and serves many VMs; `gpmm run --daemon PATH` starts one.\n"
 	"Speaks QMP on PATH (default $GPMM_RUN_DIR/gpmm.sock, /run/gpmm/gpmm.sock).\n"
-	"--pool-huge and --pool-release-ms as for gpmm run.\n";
+	"--pool-huge, --pool-release-ms and --pool-populate as for gpmm run.\n";
 
 int cmd_daemon(int argc, char **argv)
 {
@@ -330,6 +333,7 @@ int cmd_daemon(int argc, char **argv)
 		{ "buddy", no_argument, NULL, 'b' },
 		{ "pool-huge", required_argument, NULL, 'P' },
 		{ "pool-release-ms", required_argument, NULL, 'r' },
+		{ "pool-populate", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -352,6 +356,7 @@ int cmd_daemon(int argc, char **argv)
 		case 'b': grouping = false; break;
 		case 'P': key = "pool_huge"; break;
 		case 'r': key = "pool_release_ms"; break;
+		case 'E': host.pool_host.populate = true; break;
 		case 'h': fputs(daemon_usage, stdout); return 0;
 		default: fputs(daemon_usage, stderr); return 2;
 		}
@@ -374,8 +379,11 @@ int cmd_daemon(int argc, char **argv)
 		return 1;
 	}
 	d.verbose = true;
-	fprintf(stderr, "gpmm daemon: pool %llu MiB, listening on %s\n",
-		(unsigned long long)(pool->size >> 20), path);
+	fprintf(stderr, "gpmm daemon: pool %llu MiB (%s), listening on %s\n",
+		(unsigned long long)(pool->size >> 20),
+		pool->host.populate ? "populated: host huge pages, kept" :
+		pool->host.release_ms ? "host memory taken on use, given back when free" :
+		"host memory taken on use, kept", path);
 	daemon_loop(&d);
 	daemon_fini(&d);
 	pool_close(pool);

@@ -149,6 +149,9 @@ int config_set(struct vm_config *cfg, const char *key, const char *value,
 	} else if (!strcmp(key, "pool_huge")) {
 		ret = config_parse_bool(value, &cfg->pool_host.huge);
 		want = "yes or no";
+	} else if (!strcmp(key, "pool_populate")) {
+		ret = config_parse_bool(value, &cfg->pool_host.populate);
+		want = "yes or no";
 	} else if (!strcmp(key, "pool_release_ms")) {
 		ret = parse_uint(value, 3600000, &cfg->pool_host.release_ms);
 		want = "milliseconds a free 2 MiB block stays before it goes back, 0 for never";

@@ -129,8 +129,10 @@ static int __range_ready(struct vm *vm, struct vm_region *r, uint64_t idx0)
 
 /*
  * One write-protect, 512 copies, one 2 MiB mapping of the new block, one
- * wake; then MADV_COLLAPSE turns the block into a host huge page mapped
- * by one PMD (DESIGN.md: it ignores the sysfs THP setting).
+ * wake; then MADV_COLLAPSE has the range mapped by one PMD (DESIGN.md: it
+ * ignores the sysfs THP setting). When the pool made the block a host huge
+ * page on its first use (mm/hostmem.c), that collapse only maps it; else
+ * the kernel copies the 2 MiB into a new huge page first.
  */
 static int __assemble(struct vm *vm, struct vm_region *r, uint64_t idx0,
 		      uint64_t block)
@@ -168,6 +170,7 @@ int vm_assemble_range(struct vm *vm, uint64_t gpa)
 {
 	struct vm_region *r = gmem_region(vm, gpa, MM_PAGEBLOCK_SIZE);
 	uint64_t idx0, t0 = vm_now_ns();
+	bool onto_huge;
 	long block;
 	int ret;
 
@@ -183,6 +186,8 @@ int vm_assemble_range(struct vm *vm, uint64_t gpa)
 		vm->migstats.assemble_fail_nomem++;
 		return (int)block;
 	}
+	/* a host huge page already: the collapse below copies nothing */
+	onto_huge = mm_pageblock_host_huge(vm->pool->mm, (uint64_t)block);
 	pthread_mutex_lock(&vm->mem_lock);
 	ret = r->huge[idx0 / MM_PAGEBLOCK_PAGES] ? -EALREADY : __range_ready(vm, r, idx0);
 	if (!ret)
@@ -204,6 +209,7 @@ int vm_assemble_range(struct vm *vm, uint64_t gpa)
 	}
 	/* under mem_lock, as 4 KiB migrations count theirs: compaction may run beside us */
 	vm->migstats.ranges_assembled++;
+	vm->migstats.ranges_onto_huge += onto_huge;
 	vm->migstats.pages += MM_PAGEBLOCK_PAGES;
 	vm->migstats.bytes += MM_PAGEBLOCK_SIZE;
 	t0 = vm_now_ns() - t0;

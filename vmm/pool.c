@@ -31,8 +31,12 @@ int pool_open_host(uint64_t size, bool grouping, const struct pool_host *host,
 	pool->host = *host;
 	pool->gpa_of = calloc(pool->size >> MM_PAGE_SHIFT, sizeof(*pool->gpa_of));
 	err = pool->gpa_of ? 0 : -ENOMEM;
-	if (!err && host->release_ms)
+	if (host->populate) {
+		pool->host.release_ms = 0;
+		pool->populated = mm_pool_populate(pool->mm, pool->size >> MM_PAGEBLOCK_SHIFT);
+	} else if (!err && host->release_ms) {
 		err = mm_page_reporting_start(pool->mm, host->release_ms);
+	}
 	if (err) {
 		free(pool->gpa_of);
 		mm_pool_destroy(pool->mm);

@@ -13,10 +13,13 @@
 /*
  * What the pool does with host memory: make pageblocks host huge pages
  * when first used; give wholly free pageblocks back after they stayed
- * free for @release_ms (0: never, the pool keeps its peak).
+ * free for @release_ms (0: never, the pool keeps its peak). @populate
+ * takes the whole pool from the host at once, as huge pages, and keeps
+ * it (a reservation, like QEMU's prealloc): release is off then.
  */
 struct pool_host {
 	bool huge;
+	bool populate;
 	unsigned int release_ms;
 };
 
@@ -29,6 +32,7 @@ struct pool {
 	int fd;
 	uint64_t *gpa_of;	/* frame -> guest address it backs, + 1; 0: none */
 	struct pool_host host;
+	uint64_t populated;	/* pageblocks made huge at start (host.populate) */
 };
 
 __must_check int pool_open_host(uint64_t size, bool grouping,

@@ -64,6 +64,32 @@ static char *proc_text(const struct mm_stats *st, bool pagetype)
 	return buf;
 }
 
+/*
+ * The pool's host memory beside its allocated memory: rss_bytes is the
+ * kernel's count (the memfd's blocks), pageblocks ours; a pool that gives
+ * memory back shows rss following allocated, one that does not its peak.
+ */
+static json_t *host_memory_json(struct pool *pool, const struct mm_stats *st)
+{
+	const struct mm_counters *c = &st->counters;
+	uint64_t allocated = 0;
+
+	for (int t = 0; t < MIGRATE_TYPES; t++)
+		allocated += st->allocated_pages[t];
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:s}",
+		"rss_bytes", (json_int_t)st->host_bytes,
+		"allocated_bytes", (json_int_t)(allocated << MM_PAGE_SHIFT),
+		"cached_bytes", (json_int_t)(st->pcp_pages << MM_PAGE_SHIFT),
+		"pageblocks", (json_int_t)st->host_pageblocks,
+		"huge_pageblocks", (json_int_t)st->host_huge_pageblocks,
+		"made_huge", (json_int_t)c->host_huge,
+		"made_huge_failed", (json_int_t)c->host_huge_fail,
+		"given_back_pageblocks", (json_int_t)c->host_released,
+		"huge_on_first_use", pool->host.huge,
+		"release_ms", (json_int_t)pool->host.release_ms,
+		"huge_error", st->host_huge_errno ? strerror(st->host_huge_errno) : "");
+}
+
 static json_t *host_json(struct pool *pool, const struct mm_stats *st)
 {
 	const struct mm_counters *c = &st->counters;
@@ -102,6 +128,7 @@ static json_t *host_json(struct pool *pool, const struct mm_stats *st)
 		"fallbacks", (json_int_t)(c->fallback[0] + c->fallback[1] + c->fallback[2]),
 		"pageblock_steal", (json_int_t)c->pageblock_steal,
 		"kcompactd_wake", (json_int_t)c->kcompactd_wake));
+	json_object_set_new(h, "host_memory", host_memory_json(pool, st));
 	free(bi);
 	free(pti);
 	return h;
@@ -280,12 +307,13 @@ static json_t *vm_json(struct vm *vm, const struct walk *w, uint8_t *touched)
 	json_object_set_new(json_object_get(j, "migrations"), "stalls_unrecorded",
 			    json_integer((json_int_t)vm->mig.stalls_unrecorded));
 	json_object_set_new(j, "assembly", json_pack(
-		"{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		"{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 		"enabled", vm->cfg.huge, "ranges", (json_int_t)ranges,
 		"ranges_touched", (json_int_t)ranges_pop,
 		"ranges_full", (json_int_t)ranges_full,
 		"ranges_huge", (json_int_t)(huge >> MM_PAGEBLOCK_SHIFT),
 		"assembled", (json_int_t)m->ranges_assembled,
+		"assembled_onto_host_huge", (json_int_t)m->ranges_onto_huge,
 		"split", (json_int_t)m->ranges_split,
 		"fail_no_block", (json_int_t)m->assemble_fail_nomem,
 		"fail_busy", (json_int_t)m->assemble_fail_busy));
@@ -400,10 +428,12 @@ static void print_vm_text(json_t *v, FILE *f)
 		fprintf(f, "  huge backing limited: %s\n",
 			json_string_value(json_object_get(v, "huge_backing_limit")));
 	fprintf(f, "  assembly %s: %lld of %lld full ranges huge (%lld touched); "
-		"%lld assembled, %lld split, failed: no block %lld, busy %lld\n",
+		"%lld assembled (%lld onto blocks already host huge: no kernel copy), %lld split, "
+		"failed: no block %lld, busy %lld\n",
 		json_is_true(json_object_get(a, "enabled")) ? "on" : "off",
 		num(a, "ranges_huge"), num(a, "ranges_full"), num(a, "ranges_touched"),
-		num(a, "assembled"), num(a, "split"), num(a, "fail_no_block"), num(a, "fail_busy"));
+		num(a, "assembled"), num(a, "assembled_onto_host_huge"), num(a, "split"),
+		num(a, "fail_no_block"), num(a, "fail_busy"));
 	fprintf(f, "  pageblocks touched: %lld Movable, %lld Reclaimable, %lld Unmovable; %lld mixed; "
 		"%lld host mappings (limit %lld)\n",
 		num(pb, "Movable"), num(pb, "Reclaimable"), num(pb, "Unmovable"),
@@ -420,6 +450,21 @@ static void print_vm_text(json_t *v, FILE *f)
 	print_balloon_text(v, f);
 }
 
+static void print_host_memory_text(json_t *m, FILE *f)
+{
+	const char *why = json_string_value(json_object_get(m, "huge_error"));
+
+	fprintf(f, "host memory: RSS %.1f MiB (the memfd, by the kernel) for %.1f MiB allocated "
+		"+ %.1f MiB cached; %lld pageblocks backed, %lld host huge pages; given back %lld "
+		"pageblocks (%s)\n",
+		mib(m, "rss_bytes"), mib(m, "allocated_bytes"), mib(m, "cached_bytes"),
+		num(m, "pageblocks"), num(m, "huge_pageblocks"), num(m, "given_back_pageblocks"),
+		num(m, "release_ms") ? "after they stay free" : "never: --pool-release-ms 0");
+	if (num(m, "made_huge_failed"))
+		fprintf(f, "  %lld pageblocks could not be made host huge pages: %s\n",
+			num(m, "made_huge_failed"), why ? why : "");
+}
+
 void report_print_text(json_t *report, FILE *f)
 {
 	json_t *h = json_object_get(report, "host"), *c = json_object_get(h, "counters"), *v;
@@ -434,6 +479,7 @@ void report_print_text(json_t *report, FILE *f)
 		json_real_value(json_object_get(h, "unusable_index_9")),
 		json_real_value(json_object_get(h, "fragmentation_index_9")),
 		num(h, "mixed_pageblocks"));
+	print_host_memory_text(json_object_get(h, "host_memory"), f);
 	fprintf(f, "%s\n%s", json_string_value(json_object_get(h, "buddyinfo_text")),
 		json_string_value(json_object_get(h, "pagetypeinfo_text")));
 	fprintf(f, "compaction: stall %lld success %lld fail %lld, pgmigrate %lld (fail %lld); "

@@ -137,6 +137,7 @@ struct vm_migstats {
 	uint64_t fail_gone;	/* the page changed hands meanwhile */
 	uint64_t fail_other;
 	uint64_t ranges_assembled;
+	uint64_t ranges_onto_huge;	/* of which onto a pool block already a host huge page */
 	uint64_t ranges_split;
 	uint64_t assemble_fail_nomem;	/* no free 2 MiB block to be had */
 	uint64_t assemble_fail_busy;

@@ -306,6 +306,67 @@ static void test_two_migrators(void)
 	pool_close(pool);
 }
 
+/*
+ * The pool's host memory follows use. A memloop guest touches its RAM,
+ * then ends: the pool's RSS (the kernel's count: the memfd's blocks) must
+ * fall by >= 90% of what the VM freed (the allocator's count) within 10 s,
+ * looked at 100 times. The control keeps its memory (release 0): the
+ * same run must not see it fall, so the fall is page reporting's doing.
+ */
+static int64_t rss_fall(unsigned int release_ms, int64_t *freed, double *secs)
+{
+	struct pool_host host = { .huge = true, .release_ms = release_ms };
+	struct pool *pool = NULL;
+	struct run_result res;
+	struct mm_stats st;
+	int64_t rss0, rss = -1, alloc0;
+	struct vm *vm;
+	uint64_t t0;
+
+	CU_ASSERT_EQUAL_FATAL(pool_open_host(64 << 20, true, &host, &pool), 0);
+	vm = start_memloop(pool, &res, 24, 1);
+	CU_ASSERT_FATAL(vm != NULL);
+	CU_ASSERT_EQUAL_FATAL(mm_stats(pool->mm, &st), 0);
+	alloc0 = (int64_t)(st.allocated_pages[MIGRATE_MOVABLE] +
+			   st.allocated_pages[MIGRATE_UNMOVABLE] +
+			   st.allocated_pages[MIGRATE_RECLAIMABLE]) << MM_PAGE_SHIFT;
+	rss0 = mm_pool_host_bytes(pool->mm);
+	CU_ASSERT(rss0 >= alloc0);
+	stop_and_check(vm, &res);
+	mm_drain_all(pool->mm);
+	CU_ASSERT_EQUAL_FATAL(mm_stats(pool->mm, &st), 0);
+	*freed = alloc0 - (int64_t)((st.allocated_pages[MIGRATE_MOVABLE] +
+				      st.allocated_pages[MIGRATE_UNMOVABLE] +
+				      st.allocated_pages[MIGRATE_RECLAIMABLE]) << MM_PAGE_SHIFT);
+	CU_ASSERT(*freed >= (22 << 20));	/* the guest's RAM was touched */
+	t0 = vm_now_ns();
+	for (int i = 0; i < 100; i++) {
+		rss = mm_pool_host_bytes(pool->mm);
+		if (rss0 - rss >= *freed * 9 / 10)
+			break;
+		usleep(100000);
+	}
+	*secs = (vm_now_ns() - t0) / 1e9;
+	CU_ASSERT(pool_is_whole(pool));
+	pool_close(pool);
+	return rss0 - rss;
+}
+
+static void test_pool_gives_memory_back(void)
+{
+	int64_t freed, fell, kept_freed, kept_fell;
+	double secs, kept_secs;
+
+	fell = rss_fall(1000, &freed, &secs);
+	kept_fell = rss_fall(0, &kept_freed, &kept_secs);
+	fprintf(stderr, "\n  VM freed %.1f MiB; pool RSS fell %.1f MiB in %.1f s "
+		"(release 0: fell %.1f MiB in %.1f s)\n", freed / 1048576.0, fell / 1048576.0,
+		secs, kept_fell / 1048576.0, kept_secs);
+	CU_ASSERT(fell >= freed * 9 / 10);
+	CU_ASSERT(secs <= 10.5);
+	CU_ASSERT_EQUAL(kept_fell, 0);
+}
+
 int register_migrate_suite(void)
 {
 	static const struct suite_test tests[] = {
@@ -316,6 +377,7 @@ int register_migrate_suite(void)
 		{ "pinned page stays", test_pinned_page_stays },
 		{ "two threads migrate one VM", test_two_migrators },
 		{ "one per-thread list per VM", test_one_list_per_vm },
+		{ "a VM's end gives its memory back to the host", test_pool_gives_memory_back },
 	};
 	return SUITE("migrate", tests);
 }
