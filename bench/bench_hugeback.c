@@ -150,13 +150,16 @@ static uint64_t next_rand(uint64_t *s)
 }
 
 static const char migrate_usage[] =
-	"usage: gpmm bench migrate [--count N] [--cycles N] [--cpus N] [--no-wp] [--json]\n"
+	"usage: gpmm bench migrate [--count N] [--cycles N] [--ranges N] [--cpus N] [--no-wp]\n"
+	"                          [--json]\n"
 	"4 KiB live migrations of random pages of a memloop guest (4 MiB, 2 vCPUs,\n"
 	"writing and checking every page all the time): migrations/s, vCPU stall\n"
-	"p50/p99, and lost writes (the guest stops on the first). Then N cycles of\n"
-	"2 MiB assembly + split of a 16 MiB guest: stall p50/p99 and time per range,\n"
-	"on a pool of 4 KiB host pages and on one whose blocks are host huge pages,\n"
-	"with the kernel's count of the 2 MiB copies it made (thp_collapse_alloc).\n"
+	"p50/p99, and lost writes (the guest stops on the first). Then, on a pool of\n"
+	"4 KiB host pages and on one whose blocks are host huge pages: the --ranges\n"
+	"(24) ranges of a guest assembled once each onto blocks that served 4 KiB\n"
+	"pages before (a tenant touched all free memory), and --cycles (200) of\n"
+	"assembly + split of its first seven ranges: time per range, stall p50/p99\n"
+	"and the kernel's count of the 2 MiB copies it made (thp_collapse_alloc).\n"
 	"--no-wp: copy + remap without write-protect, to see what it loses.\n";
 
 struct mig_result {
@@ -270,10 +273,61 @@ struct asm_result {
 	long long kernel_copies;	/* thp_collapse_alloc over the phase */
 	uint64_t pool_made_huge;	/* of those, the pool making fresh blocks huge */
 	uint64_t onto_huge;		/* assemblies onto blocks already huge */
+	/* once each onto blocks that served 4 KiB pages before */
+	uint64_t aged_ranges;
+	double aged_ms_per_range;
+	long long aged_kernel_copies;
+	uint64_t aged_onto_huge;
 };
 
-static int assemble_mode(const struct pool_mode *m, uint64_t cycles, unsigned int cpus,
-			 struct progress *pr, struct asm_result *a)
+/*
+ * A tenant's past: every free frame of the pool allocated 4 KiB at a time,
+ * written, and freed. Blocks the assembler takes afterwards have served
+ * 4 KiB pages, as on a host that ran for a while; on a pool of 4 KiB host
+ * pages their memory is then 512 small pages that a collapse must copy.
+ */
+static void age_pool(struct pool *pool)
+{
+	uint64_t n = mm_pool_frames(pool->mm), got = 0;
+	long *frames = calloc(n, sizeof(*frames));
+	long f;
+
+	if (!frames)
+		return;
+	while (got < n && (f = mm_alloc(pool->mm, NULL, 0, MIGRATE_MOVABLE, MM_NO_OWNER)) >= 0) {
+		*(volatile uint8_t *)pool_frame_ptr(pool, (uint64_t)f) = 1;
+		frames[got++] = f;
+	}
+	while (got)
+		if (mm_free(pool->mm, NULL, (uint64_t)frames[--got]))
+			break;
+	free(frames);
+}
+
+/* Every range above the first assembled once, onto aged blocks; then split back. */
+static void assemble_aged(struct pool *pool, struct vm *vm, uint64_t ranges,
+			  struct progress *pr, struct asm_result *a)
+{
+	uint64_t t0, onto0 = vm->migstats.ranges_onto_huge;
+	long long k0;
+
+	progress_phase(pr, "bench migrate 2 MiB onto aged blocks");
+	age_pool(pool);
+	k0 = vmstat_read("thp_collapse_alloc");
+	t0 = vm_now_ns();
+	for (uint64_t i = 1; i <= ranges && vm_get_state(vm) == VM_RUNNING; i++)
+		a->aged_ranges += vm_assemble_range(vm, i << MM_PAGEBLOCK_SHIFT) == 0;
+	a->aged_ms_per_range = a->aged_ranges ?
+		(vm_now_ns() - t0) / 1e6 / (double)a->aged_ranges : 0;
+	a->aged_kernel_copies = k0 < 0 ? -1 : vmstat_read("thp_collapse_alloc") - k0;
+	a->aged_onto_huge = vm->migstats.ranges_onto_huge - onto0;
+	for (uint64_t i = 1; i <= ranges; i++)
+		if (vm_split_range(vm, i << MM_PAGEBLOCK_SHIFT) && i <= a->aged_ranges)
+			break;	/* not assembled, or busy: the cycles below still run */
+}
+
+static int assemble_mode(const struct pool_mode *m, uint64_t cycles, uint64_t ranges,
+			 unsigned int cpus, struct progress *pr, struct asm_result *a)
 {
 	struct console_buf con;
 	struct mm_stats st0, st1;
@@ -283,11 +337,12 @@ static int assemble_mode(const struct pool_mode *m, uint64_t cycles, unsigned in
 
 	if (pool_open_host(256 << 20, true, &m->host, &pool))
 		return -1;
-	vm = start_memloop(pool, 16 << 20, cpus, &con, pr);
+	vm = start_memloop(pool, (2 + 2 * ranges) << 20, cpus, &con, pr);
 	if (!vm) {
 		pool_close(pool);
 		return -1;
 	}
+	assemble_aged(pool, vm, ranges, pr, a);
 	k0 = vmstat_read("thp_collapse_alloc");
 	if (mm_stats(pool->mm, &st0))
 		memset(&st0, 0, sizeof(st0));
@@ -295,7 +350,7 @@ static int assemble_mode(const struct pool_mode *m, uint64_t cycles, unsigned in
 	a->kernel_copies = k0 < 0 ? -1 : vmstat_read("thp_collapse_alloc") - k0;
 	if (mm_stats(pool->mm, &st1) == 0)
 		a->pool_made_huge = st1.counters.host_huge - st0.counters.host_huge;
-	a->onto_huge = vm->migstats.ranges_onto_huge;
+	a->onto_huge = vm->migstats.ranges_onto_huge - a->aged_onto_huge;
 	mig_finish(vm, &con, &a->r);
 	stop_vm(vm);
 	pool_close(pool);
@@ -306,7 +361,11 @@ static json_t *assemble_json(const struct asm_result *a)
 {
 	const struct mig_result *r2 = &a->r;
 
-	return json_pack("{s:I, s:f, s:I, s:f, s:f, s:I, s:I, s:I, s:s}",
+	return json_pack("{s:I, s:f, s:I, s:I, s:I, s:f, s:I, s:f, s:f, s:I, s:I, s:I, s:s}",
+		"aged_ranges", (json_int_t)a->aged_ranges,
+		"aged_ms_per_range", a->aged_ms_per_range,
+		"aged_kernel_thp_copies", (json_int_t)a->aged_kernel_copies,
+		"aged_onto_host_huge", (json_int_t)a->aged_onto_huge,
 		"ranges", (json_int_t)r2->done,
 		"ms_per_range", r2->done ? r2->ns / 1e6 / r2->done : 0.0,
 		"stalls_2m", (json_int_t)r2->stalls,
@@ -359,9 +418,18 @@ static void print_migrate(const struct mig_result *r4, const struct asm_result *
 	       (unsigned long long)r4->done, r4->ns / 1e9,
 	       r4->ns ? r4->done / (r4->ns / 1e9) : 0.0, r4->lat_p50 / 1e3, r4->lat_p99 / 1e3,
 	       (unsigned long long)r4->stalls, r4->stall_p50_us, r4->stall_p99_us);
-	printf("2 MiB assembly + split cycles, by what the pool does with host memory\n"
-	       "(kernel copies: /proc/vmstat thp_collapse_alloc over the phase; pool blocks\n"
-	       "made huge on first use are counted by gpmm and are part of that figure):\n");
+	printf("2 MiB assembly, by what the pool does with host memory (k_copies: the\n"
+	       "kernel's count of huge pages it built by copying, /proc/vmstat\n"
+	       "thp_collapse_alloc, over the phase; pb_huge: pool blocks gpmm made huge on\n"
+	       "first use meanwhile, part of k_copies; onto_huge: assemblies onto blocks\n"
+	       "already huge)\n");
+	printf("once per range, onto blocks that served 4 KiB pages before:\n");
+	printf("  %-36s %6s %9s %8s %9s\n", "pool", "ranges", "ms/range", "k_copies", "onto_huge");
+	for (size_t i = 0; i < NR_POOL_MODES; i++)
+		printf("  %-36s %6llu %9.3f %8lld %9llu\n", pool_modes[i].name,
+		       (unsigned long long)a[i].aged_ranges, a[i].aged_ms_per_range,
+		       a[i].aged_kernel_copies, (unsigned long long)a[i].aged_onto_huge);
+	printf("assembly + split cycles of seven ranges (blocks recycled):\n");
 	printf("  %-36s %6s %9s %7s %8s %8s %8s %8s %9s\n", "pool", "ranges", "ms/range",
 	       "stalls", "p50_us", "p99_us", "k_copies", "pb_huge", "onto_huge");
 	for (size_t i = 0; i < NR_POOL_MODES; i++) {
@@ -387,6 +455,7 @@ int cmd_bench_migrate(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "count", required_argument, NULL, 'n' },
 		{ "cycles", required_argument, NULL, 'c' },
+		{ "ranges", required_argument, NULL, 'r' },
 		{ "no-wp", no_argument, NULL, 'w' },
 		{ "cpus", required_argument, NULL, 'C' },
 		{ "guests", required_argument, NULL, 'g' },
@@ -394,7 +463,7 @@ int cmd_bench_migrate(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	uint64_t count = 1000000, cycles = 200;
+	uint64_t count = 1000000, cycles = 200, ranges = 24;
 	struct mig_result r4 = { 0 };
 	struct asm_result a[NR_POOL_MODES] = { 0 };
 	bool no_wp = false, json = false, bad;
@@ -410,6 +479,7 @@ int cmd_bench_migrate(int argc, char **argv)
 		switch (c) {
 		case 'n': count = strtoull(optarg, NULL, 0); break;
 		case 'c': cycles = strtoull(optarg, NULL, 0); break;
+		case 'r': ranges = strtoull(optarg, NULL, 0); break;
 		case 'w': no_wp = true; break;
 		case 'C': cpus = (unsigned int)atoi(optarg); break;
 		case 'g': snprintf(guest_dir, sizeof(guest_dir), "%s", optarg); break;
@@ -436,7 +506,7 @@ int cmd_bench_migrate(int argc, char **argv)
 
 	bad = vm_end_bad(&r4.end);
 	for (size_t i = 0; i < NR_POOL_MODES; i++) {
-		if (assemble_mode(&pool_modes[i], cycles, cpus, &progress, &a[i]))
+		if (assemble_mode(&pool_modes[i], cycles, ranges, cpus, &progress, &a[i]))
 			return 1;
 		bad = bad || vm_end_bad(&a[i].r.end);
 	}
