@@ -168,6 +168,14 @@ struct mm_pool {
 	uint64_t compact_migrate_pb;
 	uint64_t compact_free_pb;
 	struct kcompactd *kcompactd;
+
+	/*
+	 * Claims of a whole pageblock backed off after compaction failed to
+	 * empty one (Linux's compaction deferral): the next 2^shift claims
+	 * are skipped. Under pool->lock.
+	 */
+	unsigned int claim_defer_shift;
+	unsigned int claim_considered;
 };
 
 #define MM_MAX_OWNERS	65536
@@ -347,6 +355,8 @@ void __free_allocated(struct mm_pool *pool, uint64_t pfn);
 bool lumpy_reclaim(struct mm_pool *pool, unsigned int order,
 		   enum mm_migratetype mt);
 int compact_for_order(struct mm_pool *pool, unsigned int order, bool direct);
+void claim_block(struct mm_pool *pool, unsigned int order,
+		 enum mm_migratetype mt);
 
 /* per-thread lists */
 long pcp_alloc(struct mm_pcp *pcp, enum mm_migratetype mt, uint32_t owner);
