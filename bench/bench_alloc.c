@@ -6,6 +6,10 @@
  * policies run in one process on two live pools, alternating every 50,000
  * operations, and each accumulates only its own time: drift hits both
  * alike and the ratio stays honest.
+ *
+ * The grouping pool runs with every policy bit the VMM uses (MM_POLICY_ALL),
+ * so whatever a policy adds to the order-0 fast path is in the figure.
+ * --only runs one of the two, for an instruction count under callgrind.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,8 +25,12 @@
 #define RING		256
 #define CHUNK		50000
 
+#define RUN_BUDDY	0x1
+#define RUN_GROUPING	0x2
+
 struct worker {
 	struct mm_pool **pools;	/* [0] buddy, [1] grouping */
+	unsigned int run;	/* RUN_*: which of the two */
 	uint64_t ops;		/* per policy */
 	double seconds[2];
 	int err;
@@ -61,6 +69,8 @@ static void *worker_run(void *arg)
 	long ring[2][RING];
 
 	for (int g = 0; g < 2; g++) {
+		if (!(w->run & (1U << g)))
+			continue;
 		w->err = mm_pcp_create(w->pools[g], &pcp[g]);
 		if (w->err)
 			goto out;
@@ -73,12 +83,14 @@ static void *worker_run(void *arg)
 			int g = (int)((done / CHUNK + k) & 1);
 			uint64_t t0 = vm_now_ns();
 
+			if (!(w->run & (1U << g)))
+				continue;
 			w->err = churn(w->pools[g], pcp[g], ring[g], done, CHUNK);
 			w->seconds[g] += (double)(vm_now_ns() - t0) / 1e9;
 		}
 	}
 	for (int g = 0; g < 2; g++)
-		for (int i = 0; i < RING; i++)
+		for (int i = 0; i < RING && pcp[g]; i++)
 			if (ring[g][i] >= 0 && !w->err)
 				w->err = mm_free(w->pools[g], pcp[g], (uint64_t)ring[g][i]);
 out:
@@ -88,7 +100,7 @@ out:
 }
 
 /* Both policies side by side with @threads workers; ops/s of each. */
-static int run_pair(int threads, uint64_t ops, double rate[2])
+static int run_pair(int threads, uint64_t ops, unsigned int run, double rate[2])
 {
 	struct mm_pool *pools[2] = { NULL, NULL };
 	struct worker w[2];
@@ -96,12 +108,14 @@ static int run_pair(int threads, uint64_t ops, double rate[2])
 	int err = 0;
 
 	for (int g = 0; g < 2 && !err; g++) {
-		struct mm_pool_config cfg = { .size = 256UL << 20, .grouping = g };
+		struct mm_pool_config cfg = { .size = 256UL << 20, .grouping = g,
+					      .policy = g ? MM_POLICY_ALL : 0 };
 
-		err = mm_pool_create(&cfg, &pools[g]);
+		if (run & (1U << g))
+			err = mm_pool_create(&cfg, &pools[g]);
 	}
 	for (int i = 0; i < threads && !err; i++) {
-		w[i] = (struct worker){ .pools = pools, .ops = ops };
+		w[i] = (struct worker){ .pools = pools, .run = run, .ops = ops };
 		pthread_create(&tid[i], NULL, worker_run, &w[i]);
 	}
 	for (int i = 0; i < threads && !err; i++) {
@@ -112,6 +126,8 @@ static int run_pair(int threads, uint64_t ops, double rate[2])
 	for (int g = 0; g < 2 && !err; g++) {
 		double secs = 0;
 
+		if (!(run & (1U << g)))
+			continue;
 		for (int i = 0; i < threads; i++)
 			secs += w[i].seconds[g];
 		/* every thread's own busy time: throughput adds up over threads */
@@ -129,19 +145,22 @@ struct alloc_result {
 };
 
 static const char alloc_usage[] =
-	"usage: gpmm bench alloc [--ops N] [--json]\n"
+	"usage: gpmm bench alloc [--ops N] [--only buddy|grouping] [--json]\n"
 	"Order-0 alloc+free throughput through per-thread lists, buddy vs\n"
-	"grouping, 1 and 2 threads; N operations per thread per policy (default\n"
-	"40M), the two policies alternating every 50,000 operations.\n";
+	"grouping (with every policy bit on), 1 and 2 threads; N operations per\n"
+	"thread per policy (default 40M), the two policies alternating every\n"
+	"50,000 operations. --only runs one of them (for callgrind).\n";
 
 int cmd_bench_alloc(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "ops", required_argument, NULL, 'n' },
+		{ "only", required_argument, NULL, 'o' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
+	unsigned int run = RUN_BUDDY | RUN_GROUPING;
 	struct alloc_result res[4];
 	uint64_t ops = 40000000;
 	bool json = false;
@@ -161,6 +180,14 @@ int cmd_bench_alloc(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'o':
+			run = !strcmp(optarg, "buddy") ? RUN_BUDDY :
+			      !strcmp(optarg, "grouping") ? RUN_GROUPING : 0;
+			if (!run) {
+				fputs(alloc_usage, stderr);
+				return 2;
+			}
+			break;
 		case 'j': json = true; break;
 		case 'h': fputs(alloc_usage, stdout); return 0;
 		default: fputs(alloc_usage, stderr); return 2;
@@ -169,10 +196,11 @@ int cmd_bench_alloc(int argc, char **argv)
 	for (int threads = 1; threads <= 2 && !err; threads++) {
 		double rate[2];
 
-		err = run_pair(threads, ops, rate);
+		err = run_pair(threads, ops, run, rate);
 		for (int g = 0; g < 2 && !err; g++)
-			res[n++] = (struct alloc_result){ g ? "grouping" : "buddy",
-							  threads, rate[g] };
+			if (run & (1U << g))
+				res[n++] = (struct alloc_result){ g ? "grouping" : "buddy",
+								  threads, rate[g] };
 	}
 	if (err) {
 		fprintf(stderr, "gpmm bench alloc: %s\n", strerror(-err));
@@ -191,10 +219,12 @@ int cmd_bench_alloc(int argc, char **argv)
 				"policy", res[i].policy, "threads", res[i].threads,
 				"ops_per_sec", res[i].ops_per_sec));
 		json_object_set_new(root, "results", arr);
-		json_object_set_new(root, "grouping_cost_pct_1t",
-			json_real(100.0 * (1.0 - res[1].ops_per_sec / res[0].ops_per_sec)));
-		json_object_set_new(root, "grouping_cost_pct_2t",
-			json_real(100.0 * (1.0 - res[3].ops_per_sec / res[2].ops_per_sec)));
+		if (n == 4) {
+			json_object_set_new(root, "grouping_cost_pct_1t",
+				json_real(100.0 * (1.0 - res[1].ops_per_sec / res[0].ops_per_sec)));
+			json_object_set_new(root, "grouping_cost_pct_2t",
+				json_real(100.0 * (1.0 - res[3].ops_per_sec / res[2].ops_per_sec)));
+		}
 		json_object_set_new(root, "metadata_bytes_per_frame", json_real(meta));
 		json_dumpf(root, stdout, JSON_INDENT(2));
 		putchar('\n');
@@ -208,9 +238,10 @@ int cmd_bench_alloc(int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		printf("%-10s %8d %14.0f\n", res[i].policy, res[i].threads,
 		       res[i].ops_per_sec);
-	printf("\ngrouping/buddy: %.3f (1 thread), %.3f (2 threads)\n",
-	       res[1].ops_per_sec / res[0].ops_per_sec,
-	       res[3].ops_per_sec / res[2].ops_per_sec);
+	if (n == 4)
+		printf("\ngrouping/buddy: %.3f (1 thread), %.3f (2 threads)\n",
+		       res[1].ops_per_sec / res[0].ops_per_sec,
+		       res[3].ops_per_sec / res[2].ops_per_sec);
 	printf("metadata_bytes_per_frame: %.3f (Linux struct page: 64)\n", meta);
 	return 0;
 }

@@ -112,6 +112,7 @@ static const struct frag_policy policies[] = {
 	{ "grouping", true, 0 },
 	{ "grouping+lumpy", true, MM_POLICY_LUMPY },
 	{ "grouping+compaction", true, MM_POLICY_COMPACT },
+	{ "all-seed", true, MM_POLICY_LUMPY | MM_POLICY_COMPACT | MM_POLICY_CLAIM_BLOCK },
 	{ "all", true, MM_POLICY_ALL },
 };
 
@@ -441,10 +442,14 @@ static const char frag_usage[] =
 	"one fails (lumpy reclaim and compaction at work). --gupta: all order-0,\n"
 	"3/4 of every 2 MiB freed, then compaction.\n"
 	"Policies (comma-separated): buddy grouping grouping+lumpy\n"
-	"grouping+compaction all (grouping with lumpy, compaction and claiming\n"
-	"whole blocks for unmovable). Default: buddy,grouping,all at rest;\n"
-	"all five with --live; grouping+compaction with --gupta.\n"
-	"Profiles: default, vmhost, nearfull (gpmm bench trace-gen --list).\n";
+	"grouping+compaction all-seed (grouping with lumpy, compaction and\n"
+	"compacting a block free for unmovable when no order-5 block is left)\n"
+	"all (all-seed, and unmovable/reclaimable only ever claim a wholly\n"
+	"free pageblock, compacting one first). Default: buddy,grouping,\n"
+	"all-seed,all at rest; all with --live; grouping+compaction with --gupta.\n"
+	"Profiles: default, vmhost, nearfull, and the near-full hosts\n"
+	"nearfull-churn, nearfull-hi, nearfull-umix, nearfull-rchurn,\n"
+	"nearfull-late (gpmm bench trace-gen --list).\n";
 
 static int parse_u64_arg(const char *name, const char *s, uint64_t *v)
 {
@@ -517,7 +522,7 @@ int cmd_bench_frag(int argc, char **argv)
 	if (!list[0])
 		snprintf(list, sizeof(list), "%s", o.gupta ? "grouping+compaction" :
 			 o.live ? "buddy,grouping,grouping+lumpy,grouping+compaction,all" :
-			 "buddy,grouping,all");
+			 "buddy,grouping,all-seed,all");
 	n = parse_policies(list, names, NR_POLICIES);
 	if (optind < argc || n < 0 || (o.live && o.gupta)) {
 		fputs(frag_usage, stderr);
@@ -587,7 +592,7 @@ int cmd_bench_trace_gen(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'l':
 			for (unsigned int i = 0; (p = wl_profile_at(i)); i++)
-				printf("%-10s %s\n", p->name, p->desc);
+				printf("%-16s %s\n", p->name, p->desc);
 			return 0;
 		case 'h': fputs(gen_usage, stdout); return 0;
 		default: fputs(gen_usage, stderr); return 2;

@@ -752,7 +752,7 @@ static const char hugeback_usage[] =
 	"10 s. QEMU runs beside it with the same RAM (memfd and anonymous\n"
 	"backends, touched by -mem-prealloc: QEMU cannot boot gpmm's flat payload).\n"
 	"The pool's host RSS (the memfd, by the kernel) is shown while the guest\n"
-	"runs and after it ended. --host-fragmented[=MIB]: the pool is made of host\n"
+	"runs and how far it falls once the guest ended. --host-fragmented[=MIB]: the pool is made of host\n"
 	"huge pages first (--pool-populate); then a helper touches MIB (default:\n"
 	"60%% of MemAvailable, at most 4096) of 4 KiB pages and frees every other\n"
 	"one, and stays alive while gpmm's guest and QEMU (started after it) run.\n";
@@ -768,22 +768,32 @@ struct hb_result {
 	int64_t rss_running;	/* the pool's host RSS with the guest running */
 	uint64_t allocated;	/* the pool's allocated bytes then */
 	int64_t rss_after;	/* after the guest ended and its frames went back */
+	uint64_t freed;		/* the pool's allocated bytes that went with it */
 	double rss_after_s;	/* how long that took to be seen */
 	bool touched_all;	/* memloop finished its first pass */
 	struct vm_end end;
 };
 
 /*
- * Everything in the pool has been freed: how far does its host RSS fall,
- * and how soon? Bounded by count (100 looks, 100 ms apart), not by speed.
+ * The guest has ended and its frames went back to the pool (the tenants
+ * stay): how far does the pool's host RSS fall, and how soon? It cannot
+ * fall below what is still allocated. Bounded by count (100 looks, 100 ms
+ * apart), not by speed.
  */
 static void watch_rss_fall(struct pool *pool, struct progress *pr, struct hb_result *r)
 {
-	uint64_t t0 = vm_now_ns();
+	uint64_t t0 = vm_now_ns(), alloc = 0;
+	struct mm_stats st;
 
 	progress_phase(pr, "bench hugeback: the pool giving memory back");
+	mm_drain_all(pool->mm);
+	if (mm_stats(pool->mm, &st) == 0)
+		for (int t = 0; t < MIGRATE_TYPES; t++)
+			alloc += st.allocated_pages[t] << MM_PAGE_SHIFT;
+	r->freed = r->allocated > alloc ? r->allocated - alloc : 0;
 	r->rss_after = mm_pool_host_bytes(pool->mm);
-	for (int i = 0; i < 100 && r->rss_after > 0 && pool->host.release_ms; i++) {
+	for (int i = 0; i < 100 && pool->host.release_ms &&
+	     r->rss_running - r->rss_after < (int64_t)(r->freed * 9 / 10); i++) {
 		usleep(100000);
 		r->rss_after = mm_pool_host_bytes(pool->mm);
 	}
@@ -849,9 +859,10 @@ static void print_hugeback_json(uint64_t mib, const struct hb_result *r, double 
 		"lost_writes", r->end.lost_write,
 		"vm_state", vm_state_name(r->end.state), "guest", r->end.what);
 
-	json_object_set_new(o, "pool_host_rss", json_pack("{s:I, s:I, s:I, s:f}",
+	json_object_set_new(o, "pool_host_rss", json_pack("{s:I, s:I, s:I, s:I, s:f}",
 		"running_bytes", (json_int_t)r->rss_running,
 		"allocated_bytes", (json_int_t)r->allocated,
+		"guest_freed_bytes", (json_int_t)r->freed,
 		"after_end_bytes", (json_int_t)r->rss_after,
 		"after_end_seconds", r->rss_after_s));
 	if (hf->mib)
@@ -876,11 +887,13 @@ static void print_hugeback(uint64_t mib, const struct hb_result *r,
 	       "allocated (pool %llu MiB);\n", r->rss_running / 1048576.0,
 	       r->allocated / 1048576.0, (unsigned long long)pool_mib);
 	if (hf->mib)
-		printf("  after the guest and the tenants ended: %.1f MiB (--pool-populate: a "
-		       "reservation, kept)\n", r->rss_after / 1048576.0);
+		printf("  after the guest ended (%.1f MiB freed, tenants stay): %.1f MiB "
+		       "(--pool-populate: a reservation, kept)\n", r->freed / 1048576.0,
+		       r->rss_after / 1048576.0);
 	else
-		printf("  after the guest and the tenants ended: %.1f MiB, %.1f s later\n",
-		       r->rss_after / 1048576.0, r->rss_after_s);
+		printf("  after the guest ended (%.1f MiB freed, tenants stay): %.1f MiB, fell "
+		       "%.1f MiB in %.1f s\n", r->freed / 1048576.0, r->rss_after / 1048576.0,
+		       (r->rss_running - r->rss_after) / 1048576.0, r->rss_after_s);
 	printf("\n%-44s %8s\n", "", "huge%");
 	printf("%-44s %8.2f  ", hf->mib ? "gpmm, pool made host huge pages before" :
 	       "gpmm, pool memfd, grouping + compaction", r->pct);
@@ -1018,9 +1031,9 @@ int cmd_bench_hugeback(int argc, char **argv)
 	for (int t = 0; t < MIGRATE_TYPES; t++)
 		res.allocated += st.allocated_pages[t] << MM_PAGE_SHIFT;
 	stop_vm(vm);
+	watch_rss_fall(pool, &progress, &res);
 	replay_destroy(tenant);
 	mm_pcp_destroy(pcp);
-	watch_rss_fall(pool, &progress, &res);
 	pool_close(pool);
 	why[0] = '\0';
 	if (qemu) {

@@ -45,6 +45,64 @@ static const struct wl_profile profiles[] = {
 		.order_w = { { 100, 0, 0, 0 }, { 100, 0, 0, 0 }, { 100, 0, 0, 0 } },
 		.churn = 3.0, .unmovable_start = 0.6,
 	},
+	/*
+	 * Near-full hosts (issue 12): movable order-0/1 pages churn in a
+	 * pool 93-97% full while unmovable (orders 0-2) and reclaimable
+	 * order-0 allocations keep arriving from the start, and the
+	 * reclaimable cache is cut by half now and then. They differ in
+	 * occupancy, the U:R mix, orders and lifetimes, so that a policy
+	 * tuned to one of them shows on the others.
+	 */
+	{
+		.name = "nearfull-churn",
+		.desc = "issue 12's load: 97% full, M 0-1 churn; U 0-2 and R 0 keep arriving, R halved",
+		.occupancy = 0.97, .swing = 0.0,
+		.share = { 0.05, 0.06, 0.89 },
+		.life = { 0.3, 0.5, 0.5 },
+		.permanent = { 0.2, 0.0, 0.0 },
+		.order_w = { { 20, 30, 50, 0 }, { 100, 0, 0, 0 }, { 20, 80, 0, 0 } },
+		.churn = 4.0, .rhalf_every = 15, .ramp = 1.0,
+	},
+	{
+		.name = "nearfull-hi",
+		.desc = "97% full, U long-lived and growing from 20% of the run, few R",
+		.occupancy = 0.97, .swing = 0.0,
+		.share = { 0.03, 0.03, 0.94 },
+		.life = { 3.0, 0.5, 0.5 },
+		.permanent = { 0.6, 0.0, 0.0 },
+		.order_w = { { 50, 30, 20, 0 }, { 100, 0, 0, 0 }, { 60, 40, 0, 0 } },
+		.churn = 4.0, .unmovable_start = 0.2, .rhalf_every = 25, .ramp = 0.6,
+	},
+	{
+		.name = "nearfull-umix",
+		.desc = "93% full, unmovable-heavy (U:R 3:1), U order 2 common and short-lived",
+		.occupancy = 0.93, .swing = 0.0,
+		.share = { 0.06, 0.02, 0.92 },
+		.life = { 0.5, 0.8, 0.4 },
+		.permanent = { 0.2, 0.0, 0.0 },
+		.order_w = { { 30, 20, 50, 0 }, { 100, 0, 0, 0 }, { 70, 30, 0, 0 } },
+		.churn = 4.0, .unmovable_start = 0.2, .rhalf_every = 30, .ramp = 0.8,
+	},
+	{
+		.name = "nearfull-rchurn",
+		.desc = "94% full, reclaimable-heavy cache (10%) halved often, U 0-2 trickles in",
+		.occupancy = 0.94, .swing = 0.0,
+		.share = { 0.02, 0.10, 0.88 },
+		.life = { 2.0, 1.5, 0.5 },
+		.permanent = { 0.4, 0.0, 0.0 },
+		.order_w = { { 60, 25, 15, 0 }, { 100, 0, 0, 0 }, { 40, 60, 0, 0 } },
+		.churn = 4.0, .rhalf_every = 10, .ramp = 1.0,
+	},
+	{
+		.name = "nearfull-late",
+		.desc = "95% full; U and R arrive in a rush after half the run, then churn",
+		.occupancy = 0.95, .swing = 0.0,
+		.share = { 0.04, 0.05, 0.91 },
+		.life = { 0.5, 0.4, 0.6 },
+		.permanent = { 0.3, 0.0, 0.0 },
+		.order_w = { { 40, 30, 30, 0 }, { 100, 0, 0, 0 }, { 50, 50, 0, 0 } },
+		.churn = 4.0, .unmovable_start = 0.5, .rhalf_every = 20, .ramp = 0.2,
+	},
 };
 
 #define NR_PROFILES (sizeof(profiles) / sizeof(profiles[0]))
@@ -173,14 +231,30 @@ static unsigned int pick_order(struct gen *g, enum mm_migratetype mt)
 	return o;
 }
 
+/*
+ * The share of live memory type @t aims at @done (0..1) through the run.
+ * With a ramp, unmovable and reclaimable memory keep arriving: their
+ * targets grow from nothing (unmovable: from its start) over the first
+ * @ramp of the run, and movable memory, churning, gives way to them.
+ */
+static double share_now(const struct gen *g, int t, double done)
+{
+	double start = t == MIGRATE_UNMOVABLE ? g->p->unmovable_start : 0.0;
+
+	if (!g->p->ramp || t == MIGRATE_MOVABLE)
+		return g->p->share[t];
+	return g->p->share[t] * fmin(1.0, fmax(0.0, done - start) / g->p->ramp);
+}
+
 /* Draw towards the target mix: weight = how far a type is below target. */
-static enum mm_migratetype pick_type(struct gen *g, double target, bool allow_u)
+static enum mm_migratetype pick_type(struct gen *g, double target, bool allow_u,
+				     double done)
 {
 	double w[MIGRATE_TYPES], sum = 0, r;
 	int t;
 
 	for (t = 0; t < MIGRATE_TYPES; t++) {
-		double want = g->p->share[t] * target;
+		double want = share_now(g, t, done) * target;
 
 		w[t] = fmax(0.0, want - (double)g->live[t]) + 0.001 * want;
 		if (t == MIGRATE_UNMOVABLE && !allow_u)
@@ -210,7 +284,8 @@ static uint64_t lifetime(struct gen *g, enum mm_migratetype mt, uint64_t tick,
 static int allocate_one(struct gen *g, uint64_t tick, uint64_t end,
 			double target, bool allow_u)
 {
-	enum mm_migratetype mt = pick_type(g, target, allow_u);
+	enum mm_migratetype mt = pick_type(g, target, allow_u,
+					   (double)tick / (double)end);
 	unsigned int order = pick_order(g, mt);
 	uint64_t id = g->nr_ids, expiry;
 	int ret;
@@ -233,6 +308,26 @@ static int allocate_one(struct gen *g, uint64_t tick, uint64_t end,
 		return ret;
 	expiry = lifetime(g, mt, tick, end);
 	return expiry == UINT64_MAX ? 0 : heap_push(g, expiry, id);
+}
+
+/*
+ * The reclaimable owner shrinks: each live reclaimable allocation goes
+ * with probability 1/2, freed by the owner itself ('f'), so the holes it
+ * leaves are scattered over every block reclaimable memory sits in.
+ */
+static int free_half_reclaimable(struct gen *g)
+{
+	int ret = 0;
+
+	for (uint64_t id = 0; id < g->nr_ids && !ret; id++) {
+		if (!(g->info[id] & INFO_LIVE) ||
+		    (g->info[id] & 3) != MIGRATE_RECLAIMABLE ||
+		    prng_below(&g->rng, 2))
+			continue;
+		forget(g, id);
+		ret = emit(g, TRACE_FREE, id);
+	}
+	return ret;
 }
 
 static int reclaim_all(struct gen *g)
@@ -258,6 +353,8 @@ static int run(struct gen *g, uint64_t pool_pages)
 	uint64_t u_start = (uint64_t)(g->p->unmovable_start * (double)end);
 	uint64_t reclaim = g->p->reclaim_every ?
 		(uint64_t)(g->turnover * g->p->reclaim_every / 100.0) : 0;
+	uint64_t rhalf = g->p->rhalf_every ?
+		(uint64_t)(g->turnover * g->p->rhalf_every / 100.0) : 0;
 	int ret = 0;
 
 	for (uint64_t tick = 0; tick < end && !ret; tick++) {
@@ -266,6 +363,8 @@ static int run(struct gen *g, uint64_t pool_pages)
 		ret = free_expired(g, tick);
 		if (!ret && reclaim && tick && tick % reclaim == 0)
 			ret = reclaim_all(g);
+		if (!ret && rhalf && tick && tick % rhalf == 0)
+			ret = free_half_reclaimable(g);
 		/* room for a few per tick, so frees never outrun allocation */
 		for (int k = 0; k < 4 && !ret && (double)g->live_total + 8 <= target; k++)
 			ret = allocate_one(g, tick, end, target, tick >= u_start);

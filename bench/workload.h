@@ -22,6 +22,13 @@ struct wl_profile {
 	double unmovable_start;		/* U allocations begin this late (0..1) */
 	unsigned int burst;		/* M frees grouped into epochs (VM exits) */
 	unsigned int reclaim_every;	/* emit 'r' every N turnovers/100, 0 none */
+	/*
+	 * Every N turnovers/100 (0: never) the reclaimable owner lets about
+	 * half of its live allocations go at once, as plain 'f' events: a
+	 * cache shrinking under pressure, not the allocator asking.
+	 */
+	unsigned int rhalf_every;
+	double ramp;			/* U and R targets grow over this much of the run */
 };
 
 typedef int (*wl_sink)(void *ctx, const struct trace_event *ev);

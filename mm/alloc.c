@@ -37,6 +37,21 @@ static long try_alloc(struct mm_pool *pool, struct mm_pcp *pcp,
 }
 
 /*
+ * The smallest free block a fallback may take whole. The seed converts a
+ * pageblock from STEAL_WHOLE_BLOCK_ORDER up, but on a nearly full pool
+ * such a block is a hole in a pageblock still full of movable pages: the
+ * pageblock turns unmovable, the few free pages serve a few requests, and
+ * the next claim converts another one. Unmovable memory that would fit
+ * in 8 pageblocks ends up over 50 of them. MM_POLICY_CLAIM_WHOLE takes
+ * only a wholly free pageblock and has compaction empty one otherwise.
+ */
+static unsigned int __claim_order(struct mm_pool *pool)
+{
+	return (pool->policy & MM_POLICY_CLAIM_WHOLE) ? MM_PAGEBLOCK_ORDER
+						      : STEAL_WHOLE_BLOCK_ORDER;
+}
+
+/*
  * Would an unmovable or reclaimable request have to take a small piece of
  * another type's pageblock? That is how the seed scatters unmovable memory
  * over a nearly full pool: no free block is large enough to claim, so
@@ -48,33 +63,68 @@ static bool __would_scatter(struct mm_pool *pool, unsigned int order,
 	for (unsigned int o = order; o < MM_MAX_ORDER; o++)
 		if (pool->free_area[o].free_list[mt].count)
 			return false;
-	return !__have_free_block(pool, STEAL_WHOLE_BLOCK_ORDER);
+	return !__have_free_block(pool, __claim_order(pool));
+}
+
+/*
+ * A compaction that found no movable pageblock to empty will find none on
+ * the next request either, and each try sweeps the whole pool. As Linux
+ * defers compaction, skip the next 2^shift claims after a failure,
+ * doubling up to 64; one success ends the backing off. Only under
+ * MM_POLICY_CLAIM_WHOLE, which claims far more often than the seed.
+ */
+#define CLAIM_DEFER_SHIFT_MAX	6
+
+static bool __claim_deferred(struct mm_pool *pool)
+{
+	if (!(pool->policy & MM_POLICY_CLAIM_WHOLE) || !pool->claim_defer_shift)
+		return false;
+	if (++pool->claim_considered >= 1U << pool->claim_defer_shift) {
+		pool->claim_considered = 0;
+		return false;
+	}
+	pool->counters.claim_deferred++;
+	return true;
+}
+
+static void __claim_done(struct mm_pool *pool, bool success)
+{
+	pool->claim_considered = 0;
+	if (success) {
+		pool->claim_defer_shift = 0;
+		pool->counters.claim_block++;
+	} else if (pool->claim_defer_shift < CLAIM_DEFER_SHIFT_MAX) {
+		pool->claim_defer_shift++;
+	}
 }
 
 /*
  * Better than the seed for a near-full pool: rather than scatter an
- * unmovable request, compact one movable pageblock free and let the
- * fallback claim it whole; later requests of the type then fill it.
+ * unmovable or reclaimable request, compact one movable pageblock free
+ * and let the fallback claim it whole; later requests of the type then
+ * fill it. Called with no lock held (compaction drains every per-thread
+ * list): by mm_alloc for a request the buddy lists serve, by pcp_alloc
+ * only when its list of @mt ran dry, so that a per-thread hit pays
+ * nothing for it.
  */
-static void claim_block(struct mm_pool *pool, struct mm_pcp *pcp,
-			unsigned int order, enum mm_migratetype mt)
+void claim_block(struct mm_pool *pool, unsigned int order,
+		 enum mm_migratetype mt)
 {
 	bool scatter;
+	int ret;
 
 	if (!(pool->policy & MM_POLICY_CLAIM_BLOCK) || mt == MIGRATE_MOVABLE ||
 	    !pool->grouping)
 		return;
-	if (pcp && order == 0 && pcp->lists[mt].head != NIL)
-		return;
 	pthread_mutex_lock(&pool->lock);
-	scatter = __would_scatter(pool, order, mt);
+	scatter = __would_scatter(pool, order, mt) && !__claim_deferred(pool);
 	pthread_mutex_unlock(&pool->lock);
-	if (scatter && compact_for_order(pool, MM_PAGEBLOCK_ORDER, true) ==
-		       COMPACT_SUCCESS) {
-		pthread_mutex_lock(&pool->lock);
-		pool->counters.claim_block++;
-		pthread_mutex_unlock(&pool->lock);
-	}
+	if (!scatter)
+		return;
+	ret = compact_for_order(pool, MM_PAGEBLOCK_ORDER, true);
+	pthread_mutex_lock(&pool->lock);
+	__claim_done(pool, ret == COMPACT_SUCCESS);
+	pthread_mutex_unlock(&pool->lock);
 }
 
 /*
@@ -114,7 +164,8 @@ long mm_alloc(struct mm_pool *pool, struct mm_pcp *pcp, unsigned int order,
 		return -EINVAL;
 	if (pcp && pcp->pool != pool)
 		return -EINVAL;
-	claim_block(pool, pcp, order, mt);
+	if (!pcp || order)
+		claim_block(pool, order, mt);
 	pfn = try_alloc(pool, pcp, order, mt, owner);
 	if (pfn < 0)
 		pfn = alloc_slowpath(pool, pcp, order, mt, owner);

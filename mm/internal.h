@@ -169,6 +169,14 @@ struct mm_pool {
 	uint64_t compact_free_pb;
 	struct kcompactd *kcompactd;
 
+	/*
+	 * Claims of a whole pageblock backed off after compaction failed to
+	 * empty one (Linux's compaction deferral): the next 2^shift claims
+	 * are skipped. Under pool->lock.
+	 */
+	unsigned int claim_defer_shift;
+	unsigned int claim_considered;
+
 	/* host memory behind the pool (hostmem.c); host_lock before pool->lock */
 	uint8_t *base;			/* MAP_SHARED view of the memfd, never PMD-mapped */
 	uint8_t *pb_host;		/* HOST_* per pageblock, atomic */
@@ -356,6 +364,8 @@ void __free_allocated(struct mm_pool *pool, uint64_t pfn);
 bool lumpy_reclaim(struct mm_pool *pool, unsigned int order,
 		   enum mm_migratetype mt);
 int compact_for_order(struct mm_pool *pool, unsigned int order, bool direct);
+void claim_block(struct mm_pool *pool, unsigned int order,
+		 enum mm_migratetype mt);
 
 /* host memory (hostmem.c) */
 int hostmem_init(struct mm_pool *pool, size_t size);

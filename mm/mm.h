@@ -64,7 +64,13 @@ struct mm_pcp;
 #define MM_POLICY_LUMPY		0x1	/* lumpy reclaim for order >= 1 */
 #define MM_POLICY_COMPACT	0x2	/* direct compaction above MM_COSTLY_ORDER */
 #define MM_POLICY_CLAIM_BLOCK	0x4	/* unmovable: compact a block free to host them */
-#define MM_POLICY_ALL		0x7
+/*
+ * Unmovable and reclaimable requests never take part of another type's
+ * pageblock while compaction can empty a whole one, and a per-thread
+ * refill of theirs stops where their own lists end (see mm/alloc.c).
+ */
+#define MM_POLICY_CLAIM_WHOLE	0x8
+#define MM_POLICY_ALL		0xf
 
 struct mm_pool_config {
 	size_t size;		/* bytes; a multiple of 2 MiB, 0 = 1 GiB */
@@ -267,6 +273,7 @@ struct mm_counters {
 	uint64_t reclaim_success;	/* blocks */
 	uint64_t reclaim_fail;
 	uint64_t claim_block;		/* blocks compacted free for unmovable */
+	uint64_t claim_deferred;	/* claims skipped after failed ones */
 	uint64_t kcompactd_wake;
 	uint64_t deferred_frees;	/* freed by owner while being moved */
 	uint64_t host_huge;		/* pageblocks made host huge pages */

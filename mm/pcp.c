@@ -69,6 +69,22 @@ static void __pcp_spill(struct mm_pcp *pcp, unsigned int nr)
 }
 
 /*
+ * One frame of a refill. The first may fall back to another type (its
+ * claim_block() has run); under MM_POLICY_CLAIM_WHOLE the rest of an
+ * unmovable or reclaimable batch comes from the type's own lists only:
+ * 30 more frames taken by fallback would be 30 pieces of other types'
+ * pageblocks, each one scattering the type a little further, while a
+ * short batch merely brings the next request back to claim_block().
+ */
+static long __rmqueue_refill(struct mm_pool *pool, enum mm_migratetype mt,
+			     unsigned int nr)
+{
+	if (nr && mt != MIGRATE_MOVABLE && (pool->policy & MM_POLICY_CLAIM_WHOLE))
+		return __rmqueue_smallest(pool, 0, mt);
+	return __rmqueue(pool, 0, mt);
+}
+
+/*
  * Take pcp_batch frames of @mt from the buddy lists at one lock round.
  * They are queued so that they come off the list in the order the buddy
  * handed them out (ascending within a block): a guest touching ascending
@@ -83,7 +99,7 @@ static void __rmqueue_bulk(struct mm_pcp *pcp, enum mm_migratetype mt)
 
 	pthread_mutex_lock(&pool->lock);
 	while (nr < pool->pcp_batch) {
-		long pfn = __rmqueue(pool, 0, mt);
+		long pfn = __rmqueue_refill(pool, mt, nr);
 
 		if (pfn < 0)
 			break;
@@ -108,8 +124,16 @@ long pcp_alloc(struct mm_pcp *pcp, enum mm_migratetype mt, uint32_t owner)
 
 	pcp_lock(pcp);
 	list_mt = pcp->pb_flags ? mt : MIGRATE_MOVABLE;
-	if (pcp->lists[list_mt].head == NIL)
-		__rmqueue_bulk(pcp, list_mt);
+	if (pcp->lists[list_mt].head == NIL) {
+		if (list_mt != MIGRATE_MOVABLE) {
+			/* compaction drains this list too: not under its lock */
+			pcp_unlock(pcp);
+			claim_block(pool, 0, mt);
+			pcp_lock(pcp);
+		}
+		if (pcp->lists[list_mt].head == NIL)
+			__rmqueue_bulk(pcp, list_mt);
+	}
 	pfn = list_pop(pool, &pcp->lists[list_mt]);
 	if (pfn != NIL) {
 		pcp->count--;

@@ -971,6 +971,187 @@ static void test_claim_block(void)
 }
 
 /*
+ * MM_POLICY_CLAIM_WHOLE: a free order-5 hole in a pageblock otherwise full
+ * of movable pages is no pageblock to claim. The seed converts that
+ * pageblock for unmovable (its movable pages stay: a mixed block that no
+ * later free makes whole); the policy has compaction empty a pageblock
+ * and claims that one, so no pageblock mixes.
+ */
+static void claim_whole_run(unsigned int policy, struct mm_stats *st,
+			    long *u_out)
+{
+	struct mm_pool *pool = pool_new(8, true);
+	struct pattern_owner po;
+	uint64_t n, hole = 3 * PB_PAGES;
+	long u;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	CU_ASSERT_EQUAL_FATAL(pattern_owner_init(&po, pool, PO_MIGRATE, 0), 0);
+	n = pattern_owner_fill(&po, NULL, MIGRATE_MOVABLE);
+	pattern_owner_thin(&po, NULL, n, 4, 0);
+	for (uint64_t id = 0; id < n; id++) {
+		long f = pattern_owner_frame(&po, id);
+
+		if (f >= (long)hole && f < (long)hole + 32)
+			CU_ASSERT_EQUAL(pattern_owner_free(&po, NULL, id), 0);
+	}
+	*st = snapshot(pool);
+	CU_ASSERT_EQUAL_FATAL(st->nr_free[5], 1);
+	CU_ASSERT_EQUAL_FATAL(free_pageblock_units(st), 0);
+	mm_set_policy(pool, policy);
+	u = mm_alloc(pool, NULL, 0, MIGRATE_UNMOVABLE, MM_NO_OWNER);
+	CU_ASSERT_FATAL(u >= 0);
+	*u_out = u;
+	*st = snapshot(pool);
+	ASSERT_STATS_CONSISTENT(st);
+	ASSERT_OWNER_CLEAN(&po);
+	CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)u), 0);
+	CU_ASSERT_EQUAL(pattern_owner_free_all(&po, NULL, n), 0);
+	ASSERT_POOL_WHOLE(pool);
+	pattern_owner_fini(&po);
+	mm_pool_destroy(pool);
+}
+
+static void test_claim_whole_block(void)
+{
+	struct mm_stats st;
+	long u;
+
+	claim_whole_run(MM_POLICY_CLAIM_BLOCK, &st, &u);
+	CU_ASSERT_EQUAL(st.counters.claim_block, 0);
+	CU_ASSERT_EQUAL((uint64_t)u / PB_PAGES, 3);
+	CU_ASSERT(st.mixed_pageblocks >= 1);
+
+	claim_whole_run(MM_POLICY_CLAIM_BLOCK | MM_POLICY_CLAIM_WHOLE, &st, &u);
+	CU_ASSERT_EQUAL(st.counters.claim_block, 1);
+	CU_ASSERT_EQUAL(st.mixed_pageblocks, 0);
+	CU_ASSERT_EQUAL(st.pageblocks_type[MIGRATE_UNMOVABLE], 1);
+}
+
+/*
+ * A per-thread refill of unmovable frames under MM_POLICY_CLAIM_WHOLE
+ * takes what the unmovable lists hold and no more: pageblock 0 is
+ * unmovable with 3 free frames, the movable pageblocks have 8 free. The
+ * seed fills its batch of 31 from the movable pageblocks as well, one
+ * unmovable frame in each of 8 holes.
+ */
+static unsigned int refill_run(unsigned int policy, long *first)
+{
+	struct mm_pool *pool = pool_new(8, true);
+	uint64_t frames = 8 * FRAMES_PER_MIB, nr_m = 0;
+	long *u = calloc(frames, sizeof(*u)), *m = calloc(frames, sizeof(*m));
+	struct mm_pcp *pcp = NULL;
+	unsigned int count;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	CU_ASSERT_FATAL(u && m);
+	for (uint64_t i = 0; i < frames; i++) {
+		u[i] = mm_alloc(pool, NULL, 0, MIGRATE_UNMOVABLE, MM_NO_OWNER);
+		CU_ASSERT_FATAL(u[i] >= 0);
+	}
+	for (uint64_t i = 0; i < frames; i++) {
+		if (u[i] >= (long)PB_PAGES) {
+			CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)u[i]), 0);
+			u[i] = -1;
+		}
+	}
+	while ((m[nr_m] = mm_alloc(pool, NULL, 0, MIGRATE_MOVABLE, MM_NO_OWNER)) >= 0)
+		CU_ASSERT_FATAL(m[nr_m++] >= (long)PB_PAGES);
+	CU_ASSERT_EQUAL_FATAL(nr_m, frames - PB_PAGES);
+	for (uint64_t i = 0, freed = 0; i < frames && freed < 3; i++) {
+		if (u[i] >= 0 && i % 100 == 0) {
+			CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)u[i]), 0);
+			u[i] = -1;
+			freed++;
+		}
+	}
+	for (uint64_t i = 0; i < 8; i++) {
+		CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)m[i * 150]), 0);
+		m[i * 150] = -1;
+	}
+	mm_set_policy(pool, policy);
+	CU_ASSERT_EQUAL_FATAL(mm_pcp_create(pool, &pcp), 0);
+	*first = mm_alloc(pool, pcp, 0, MIGRATE_UNMOVABLE, MM_NO_OWNER);
+	count = mm_pcp_count(pcp);
+	CU_ASSERT(*first >= 0);
+	if (*first >= 0)
+		CU_ASSERT_EQUAL(mm_free(pool, pcp, (uint64_t)*first), 0);
+	mm_pcp_destroy(pcp);
+	for (uint64_t i = 0; i < frames; i++) {
+		if (u[i] >= 0)
+			CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)u[i]), 0);
+		if (i < nr_m && m[i] >= 0)
+			CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)m[i]), 0);
+	}
+	ASSERT_POOL_WHOLE(pool);
+	mm_pool_destroy(pool);
+	free(u);
+	free(m);
+	return count;
+}
+
+static void test_claim_whole_refill(void)
+{
+	long first;
+
+	CU_ASSERT_EQUAL(refill_run(MM_POLICY_CLAIM_BLOCK, &first), 3 + 8 - 1);
+	CU_ASSERT_EQUAL(refill_run(MM_POLICY_CLAIM_BLOCK | MM_POLICY_CLAIM_WHOLE,
+				   &first), 3 - 1);
+	CU_ASSERT_EQUAL(first / (long)PB_PAGES, 0);
+}
+
+/*
+ * Nothing in the pool can move (no owner has callbacks), so every claim's
+ * compaction fails. The seed compacts again for every unmovable request
+ * its lists cannot serve; MM_POLICY_CLAIM_WHOLE backs off as Linux's
+ * compaction deferral does, doubling the number of claims it skips.
+ */
+static uint64_t claim_stalls(unsigned int policy, uint64_t *deferred)
+{
+	struct mm_pool *pool = pool_new(8, true);
+	uint64_t frames = 8 * FRAMES_PER_MIB;
+	long *f = calloc(frames, sizeof(*f)), u[64];
+	struct mm_stats st;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	for (uint64_t i = 0; i < frames; i++)
+		CU_ASSERT_FATAL((f[i] = mm_alloc(pool, NULL, 0, MIGRATE_MOVABLE,
+						 MM_NO_OWNER)) >= 0);
+	for (uint64_t i = 0; i < frames; i++)
+		if (f[i] % 4)
+			CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)f[i]), 0);
+	mm_set_policy(pool, policy);
+	for (int i = 0; i < 64; i++)
+		CU_ASSERT_FATAL((u[i] = mm_alloc(pool, NULL, 0, MIGRATE_UNMOVABLE,
+						 MM_NO_OWNER)) >= 0);
+	st = snapshot(pool);
+	*deferred = st.counters.claim_deferred;
+	CU_ASSERT_EQUAL(st.counters.claim_block, 0);
+	for (int i = 0; i < 64; i++)
+		CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)u[i]), 0);
+	for (uint64_t i = 0; i < frames; i++)
+		if (f[i] % 4 == 0)
+			CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)f[i]), 0);
+	ASSERT_POOL_WHOLE(pool);
+	mm_pool_destroy(pool);
+	free(f);
+	return st.counters.compact_stall;
+}
+
+static void test_claim_deferred(void)
+{
+	uint64_t deferred, seed, whole;
+
+	seed = claim_stalls(MM_POLICY_CLAIM_BLOCK, &deferred);
+	CU_ASSERT(seed >= 24);
+	CU_ASSERT_EQUAL(deferred, 0);
+	whole = claim_stalls(MM_POLICY_CLAIM_BLOCK | MM_POLICY_CLAIM_WHOLE, &deferred);
+	CU_ASSERT(whole >= 1 && whole <= 8);
+	CU_ASSERT(deferred > 0);
+}
+
+/*
  * Compaction sweeps in one thread while another allocates and frees
  * orders 0..3 through its own pcp, as one owner: no frame may be handed
  * out twice (the owner's table rejects a block over one it holds), no
@@ -1163,6 +1344,9 @@ int register_compaction_suite(void)
 		{ "migration keeps a block active", test_migration_keeps_active },
 		{ "skip hints", test_skip_hints },
 		{ "claim block", test_claim_block },
+		{ "claim whole: not a hole", test_claim_whole_block },
+		{ "claim whole: refill stops", test_claim_whole_refill },
+		{ "claim whole: deferred", test_claim_deferred },
 		{ "concurrent compaction", test_concurrent_compaction },
 		{ "kcompactd", test_kcompactd },
 	};

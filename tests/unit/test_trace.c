@@ -244,6 +244,30 @@ static void test_nearfull_claim_block(void)
 	CU_ASSERT_EQUAL(all.corrupted_bytes, 0);
 }
 
+/*
+ * Issue 12's near-full host: the seed's policies scatter unmovable memory
+ * over two or three times the pageblocks it needs; claiming only whole
+ * pageblocks keeps it within two of the minimum, and 90% of the rest
+ * allocatable as 2 MiB blocks at rest.
+ */
+static void test_nearfull_churn(void)
+{
+	struct frag_opts o = { .pool_mib = 128, .seed = 1, .profile = "nearfull-churn" };
+	struct frag_result seed, all;
+	uint64_t need;
+	char err[256] = "";
+
+	CU_ASSERT_EQUAL_FATAL(bench_frag_measure(&o, "all-seed", &seed, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(bench_frag_measure(&o, "all", &all, err, sizeof(err)), 0);
+	need = (all.unmovable_pages + MM_PAGEBLOCK_PAGES - 1) / MM_PAGEBLOCK_PAGES;
+	CU_ASSERT(all.unmovable_pageblocks <= need + 2);
+	CU_ASSERT(seed.unmovable_pageblocks > need + 2);
+	CU_ASSERT(all.huge_allocatable_pct >= 90.0);
+	CU_ASSERT(all.huge_allocatable_pct > seed.huge_allocatable_pct);
+	CU_ASSERT_EQUAL(all.alloc_failed, 0);
+	CU_ASSERT_EQUAL(all.corrupted_bytes, 0);
+}
+
 static void test_gupta(void)
 {
 	struct frag_opts o = { .pool_mib = 64, .gupta = true };
@@ -274,6 +298,7 @@ int register_trace_suite(void)
 		{ "built-in workload", test_builtin_workload },
 		{ "live: compaction", test_live_compaction },
 		{ "near-full: claim block", test_nearfull_claim_block },
+		{ "near-full: issue 12's churn", test_nearfull_churn },
 		{ "gupta", test_gupta },
 	};
 
