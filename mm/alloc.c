@@ -155,8 +155,14 @@ static long alloc_slowpath(struct mm_pool *pool, struct mm_pcp *pcp,
 	return pfn;
 }
 
-long mm_alloc(struct mm_pool *pool, struct mm_pcp *pcp, unsigned int order,
-	      enum mm_migratetype mt, uint32_t owner)
+/*
+ * @may_move: the request may reclaim and compact, which call back into
+ * owners. A caller that holds a lock an owner's callback takes (a VM's
+ * fault path under its memory lock) must not: Linux's GFP_NOWAIT. Its
+ * slow path only spills the per-thread lists.
+ */
+static long __mm_alloc(struct mm_pool *pool, struct mm_pcp *pcp, unsigned int order,
+		       enum mm_migratetype mt, uint32_t owner, bool may_move)
 {
 	long pfn;
 
@@ -164,11 +170,17 @@ long mm_alloc(struct mm_pool *pool, struct mm_pcp *pcp, unsigned int order,
 		return -EINVAL;
 	if (pcp && pcp->pool != pool)
 		return -EINVAL;
-	if (!pcp || order)
+	if (!may_move && mt != MIGRATE_MOVABLE)
+		return -EINVAL;	/* pcp_alloc may claim a block for them */
+	if ((!pcp || order) && may_move)
 		claim_block(pool, order, mt);
 	pfn = try_alloc(pool, pcp, order, mt, owner);
-	if (pfn < 0)
+	if (pfn < 0 && may_move) {
 		pfn = alloc_slowpath(pool, pcp, order, mt, owner);
+	} else if (pfn < 0) {
+		mm_drain_all(pool);
+		pfn = try_alloc(pool, pcp, order, mt, owner);
+	}
 	if (pfn < 0) {
 		pthread_mutex_lock(&pool->lock);
 		pool->counters.alloc_fail++;
@@ -186,6 +198,18 @@ long mm_alloc(struct mm_pool *pool, struct mm_pcp *pcp, unsigned int order,
 		pthread_mutex_unlock(&pool->lock);
 	}
 	return pfn;
+}
+
+long mm_alloc(struct mm_pool *pool, struct mm_pcp *pcp, unsigned int order,
+	      enum mm_migratetype mt, uint32_t owner)
+{
+	return __mm_alloc(pool, pcp, order, mt, owner, true);
+}
+
+long mm_alloc_nowait(struct mm_pool *pool, struct mm_pcp *pcp, unsigned int order,
+		     uint32_t owner)
+{
+	return __mm_alloc(pool, pcp, order, MIGRATE_MOVABLE, owner, false);
 }
 
 /*

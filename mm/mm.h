@@ -192,6 +192,15 @@ __must_check long mm_alloc(struct mm_pool *pool, struct mm_pcp *pcp,
 			   uint32_t owner);
 
 /*
+ * A MOVABLE allocation that never reclaims or compacts, which call back
+ * into owners: for a caller holding a lock an owner's callback takes (a
+ * VM's fault path under its memory lock). Only the per-thread lists are
+ * spilled before it gives up with -ENOMEM.
+ */
+__must_check long mm_alloc_nowait(struct mm_pool *pool, struct mm_pcp *pcp,
+				  unsigned int order, uint32_t owner);
+
+/*
  * Free the block whose head is @frame. Returns 0, -EINVAL when @frame is
  * out of range or not the head of an allocated block, -EALREADY when it is
  * already free (a double free: counted in mm_stats.double_frees).

@@ -171,7 +171,8 @@ int __gmem_populate(struct vm *vm, struct vm_region *r, uint64_t idx,
 
 	if (r->backing[idx] != NIL_FRAME)
 		return 0;
-	frame = mm_alloc(vm->pool->mm, pcp, 0, MIGRATE_MOVABLE, vm->owner);
+	/* never compact here: compaction calls back into this VM, for mem_lock */
+	frame = mm_alloc_nowait(vm->pool->mm, pcp, 0, vm->owner);
 	if (frame < 0)
 		return (int)frame;
 	memset(pool_frame_ptr(vm->pool, frame), 0, MM_PAGE_SIZE);
@@ -193,7 +194,8 @@ int __gmem_populate(struct vm *vm, struct vm_region *r, uint64_t idx,
  * through the fault thread. Not in a range the guest gave back (balloon,
  * free page reporting): what it returned stays returned until touched.
  * Any page of the 64 KiB already backed, or no such block free: one page.
- * mem_lock held.
+ * mem_lock held, so no reclaim or compaction for the block: they would
+ * call back into this VM (ram_migrate takes mem_lock) and deadlock.
  */
 static int __gmem_populate_around(struct vm *vm, struct vm_region *r, uint64_t idx,
 				  struct mm_pcp *pcp)
@@ -207,7 +209,7 @@ static int __gmem_populate_around(struct vm *vm, struct vm_region *r, uint64_t i
 	for (uint64_t i = first; i < first + GMEM_FAULT_AROUND_PAGES; i++)
 		if (r->backing[i] != NIL_FRAME)
 			return __gmem_populate(vm, r, idx, pcp);
-	frame = mm_alloc(vm->pool->mm, pcp, GMEM_FAULT_AROUND_ORDER, MIGRATE_MOVABLE, vm->owner);
+	frame = mm_alloc_nowait(vm->pool->mm, pcp, GMEM_FAULT_AROUND_ORDER, vm->owner);
 	if (frame < 0)
 		return __gmem_populate(vm, r, idx, pcp);
 	if (mm_split(vm->pool->mm, (uint64_t)frame) ||

@@ -68,6 +68,40 @@ static void check_owner_clean(struct pattern_owner *po, const char *file,
  * the survivors into as few pageblocks as they fill and hand back nearly
  * all the others as free 2 MiB blocks, each survivor intact.
  */
+/*
+ * A VM's fault path allocates under a lock the owner's migrate callback
+ * takes: mm_alloc_nowait must fail rather than compact (the callback
+ * would deadlock), where mm_alloc on the same pool compacts and succeeds.
+ */
+static void test_nowait_never_calls_back(void)
+{
+	struct mm_pool *pool = pool_new(16, true);
+	struct mm_pcp *pcp = NULL;
+	struct pattern_owner po;
+	uint64_t n;
+	long f;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	mm_set_policy(pool, MM_POLICY_ALL);
+	CU_ASSERT_EQUAL_FATAL(mm_pcp_create(pool, &pcp), 0);
+	CU_ASSERT_EQUAL_FATAL(pattern_owner_init(&po, pool, PO_MIGRATE, 0), 0);
+	n = pattern_owner_fill(&po, pcp, MIGRATE_MOVABLE);
+	CU_ASSERT_EQUAL_FATAL(n, mm_pool_frames(pool));
+	CU_ASSERT_EQUAL(pattern_owner_thin(&po, pcp, n, 4, 0), n / 4);
+	mm_drain_all(pool);
+	CU_ASSERT_EQUAL(mm_alloc_nowait(pool, pcp, 4, po.owner), -ENOMEM);
+	CU_ASSERT_EQUAL(po.migrate_calls, 0);
+	f = mm_alloc(pool, NULL, 4, MIGRATE_MOVABLE, MM_NO_OWNER);
+	CU_ASSERT(f >= 0);
+	CU_ASSERT(po.migrate_calls > 0);
+	/* an order-0 request still finds a frame without moving anything */
+	CU_ASSERT(mm_alloc_nowait(pool, pcp, 0, MM_NO_OWNER) >= 0);
+	CU_ASSERT_EQUAL(mm_alloc_nowait(pool, pcp, 0 + MM_MAX_ORDER, MM_NO_OWNER), -EINVAL);
+	mm_pcp_destroy(pcp);
+	pattern_owner_fini(&po);
+	mm_pool_destroy(pool);
+}
+
 static void test_gupta_compact_all(void)
 {
 	struct mm_pool *pool = pool_new(64, true);
@@ -1331,6 +1365,7 @@ int register_compaction_suite(void)
 {
 	static const struct suite_test tests[] = {
 		{ "Gupta: compact_all", test_gupta_compact_all },
+		{ "nowait allocation never calls back", test_nowait_never_calls_back },
 		{ "direct compaction", test_direct_compaction },
 		{ "never moved", test_never_moved },
 		{ "migrate always fails", test_migrate_always_fails },
