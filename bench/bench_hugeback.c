@@ -673,40 +673,58 @@ static uint64_t mem_available_mib(void)
 }
 
 /*
- * A long-running host's free memory: a process touches @mib MiB of 4 KiB
- * anonymous pages, then frees every other one and stays alive, so the
- * host's free memory is @mib/2 MiB of 4 KiB holes. Returns its pid once
- * it is done, or -1.
+ * A long-running host's free memory: a process touches 4 KiB anonymous
+ * pages, 32 MiB at a time, until the host has less than @floor_mib MiB
+ * free in blocks of 2 MiB or more, or it touched @cap_mib, or little is
+ * left for anyone (MemAvailable at 4 x @floor_mib + 256); then it frees
+ * every other page and stays alive, so what it freed is 4 KiB holes.
+ * Returns its pid once it is done (*@touched_mib: how much it touched),
+ * or -1.
  */
-static pid_t host_fragment(uint64_t mib)
+#define FRAG_CHUNK_MIB	32
+
+static void fragmenter_child(int fd, uint64_t cap_mib, uint64_t floor_mib)
+{
+	size_t len = cap_mib << 20, done = 0;
+	uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uint64_t mib;
+
+	if (m == MAP_FAILED)
+		_exit(1);
+	madvise(m, len, MADV_NOHUGEPAGE);
+	/* never into the last of the host's memory: the OOM killer would end it */
+	while (done < len && host_free_huge_mib() >= (double)floor_mib &&
+	       mem_available_mib() > 4 * floor_mib + 256) {
+		for (size_t off = done; off < done + ((size_t)FRAG_CHUNK_MIB << 20) && off < len;
+		     off += MM_PAGE_SIZE)
+			m[off] = 1;
+		done += (size_t)FRAG_CHUNK_MIB << 20;
+	}
+	done = done < len ? done : len;
+	for (size_t off = MM_PAGE_SIZE; off < done; off += 2 * MM_PAGE_SIZE)
+		madvise(m + off, MM_PAGE_SIZE, MADV_DONTNEED);
+	mib = done >> 20;
+	if (write(fd, &mib, sizeof(mib)) != sizeof(mib))
+		_exit(1);
+	pause();
+	_exit(0);
+}
+
+static pid_t host_fragment(uint64_t cap_mib, uint64_t floor_mib, uint64_t *touched_mib)
 {
 	int fds[2];
 	pid_t pid;
-	char c;
 
 	if (pipe(fds))
 		return -1;
 	pid = fork();
 	if (pid == 0) {
-		size_t len = mib << 20;
-		uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
 		close(fds[0]);
-		if (m == MAP_FAILED)
-			_exit(1);
-		madvise(m, len, MADV_NOHUGEPAGE);
-		for (size_t off = 0; off < len; off += MM_PAGE_SIZE)
-			m[off] = 1;
-		for (size_t off = MM_PAGE_SIZE; off < len; off += 2 * MM_PAGE_SIZE)
-			madvise(m + off, MM_PAGE_SIZE, MADV_DONTNEED);
-		if (write(fds[1], "k", 1) != 1)
-			_exit(1);
-		pause();
-		_exit(0);
+		fragmenter_child(fds[1], cap_mib, floor_mib);
 	}
 	close(fds[1]);
-	if (pid < 0 || read(fds[0], &c, 1) != 1) {
+	if (pid < 0 || read(fds[0], touched_mib, sizeof(*touched_mib)) != sizeof(*touched_mib)) {
 		if (pid > 0) {
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
@@ -722,15 +740,24 @@ struct host_frag {
 	pid_t pid;
 	uint64_t mib;
 	double free_huge_before, free_huge_after;
+	char defrag[96];	/* what a THP fault may do to find a huge page */
 };
 
-static int host_fragment_start(struct host_frag *hf, uint64_t mib, struct progress *pr)
+static int host_fragment_start(struct host_frag *hf, uint64_t mib, uint64_t floor_mib,
+			       struct progress *pr)
 {
 	progress_phase(pr, "bench hugeback: fragmenting the host's free memory (%llu MiB)",
 		       (unsigned long long)mib);
-	hf->mib = mib;
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/defrag", "r");
+
+	snprintf(hf->defrag, sizeof(hf->defrag), "unknown");
+	if (f) {
+		if (fgets(hf->defrag, sizeof(hf->defrag), f))
+			hf->defrag[strcspn(hf->defrag, "\n")] = '\0';
+		fclose(f);
+	}
 	hf->free_huge_before = host_free_huge_mib();
-	hf->pid = host_fragment(mib);
+	hf->pid = host_fragment(mib, floor_mib, &hf->mib);
 	hf->free_huge_after = host_free_huge_mib();
 	return hf->pid < 0 ? -1 : 0;
 }
@@ -753,9 +780,12 @@ static const char hugeback_usage[] =
 	"backends, touched by -mem-prealloc: QEMU cannot boot gpmm's flat payload).\n"
 	"The pool's host RSS (the memfd, by the kernel) is shown while the guest\n"
 	"runs and how far it falls once the guest ended. --host-fragmented[=MIB]: the pool is made of host\n"
-	"huge pages first (--pool-populate); then a helper touches MIB (default:\n"
-	"60%% of MemAvailable, at most 4096) of 4 KiB pages and frees every other\n"
-	"one, and stays alive while gpmm's guest and QEMU (started after it) run.\n";
+	"huge pages first (--pool-populate); then a helper touches 4 KiB pages\n"
+	"until the host has less than half the guest's RAM free in 2 MiB blocks\n"
+	"(or it touched MIB, default 8192, or MemAvailable is down to twice the\n"
+	"guest's RAM + 256 MiB), frees\n"
+	"every other one, and stays alive while gpmm's guest and QEMU (started\n"
+	"after it) run.\n";
 
 /* What the sampling saw of the guest's huge-backed share. */
 struct hb_result {
@@ -866,8 +896,8 @@ static void print_hugeback_json(uint64_t mib, const struct hb_result *r, double 
 		"after_end_bytes", (json_int_t)r->rss_after,
 		"after_end_seconds", r->rss_after_s));
 	if (hf->mib)
-		json_object_set_new(o, "host_fragmented", json_pack("{s:I, s:f, s:f}",
-			"helper_mib", (json_int_t)hf->mib,
+		json_object_set_new(o, "host_fragmented", json_pack("{s:I, s:s, s:f, s:f}",
+			"helper_mib", (json_int_t)hf->mib, "thp_defrag", hf->defrag,
 			"host_free_huge_mib_before", hf->free_huge_before,
 			"host_free_huge_mib_after", hf->free_huge_after));
 	json_dumpf(o, stdout, JSON_COMPACT);
@@ -881,8 +911,9 @@ static void print_hugeback(uint64_t mib, const struct hb_result *r,
 	if (hf->mib)
 		printf("\nhost fragmented: a helper touched %llu MiB of 4 KiB pages and freed every "
 		       "other one (alive throughout);\nhost free memory in blocks >= 2 MiB "
-		       "(/proc/buddyinfo): %.0f MiB before, %.0f MiB after\n",
-		       (unsigned long long)hf->mib, hf->free_huge_before, hf->free_huge_after);
+		       "(/proc/buddyinfo): %.0f MiB before, %.0f MiB after; host THP defrag: %s\n",
+		       (unsigned long long)hf->mib, hf->free_huge_before, hf->free_huge_after,
+		       hf->defrag);
 	printf("\npool host RSS (memfd st_blocks): %.1f MiB with the guest running, for %.1f MiB "
 	       "allocated (pool %llu MiB);\n", r->rss_running / 1048576.0,
 	       r->allocated / 1048576.0, (unsigned long long)pool_mib);
@@ -952,10 +983,8 @@ int cmd_bench_hugeback(int argc, char **argv)
 		case 'F':
 			host.populate = true;
 			frag_mib = optarg ? strtoull(optarg, NULL, 0) : 0;
-			if (!frag_mib) {
-				frag_mib = mem_available_mib() * 6 / 10;
-				frag_mib = frag_mib > 4096 ? 4096 : frag_mib;
-			}
+			if (!frag_mib)
+				frag_mib = 8192;
 			break;
 		case 'j': json = true; break;
 		case 'h': fputs(hugeback_usage, stdout); return 0;
@@ -977,9 +1006,9 @@ int cmd_bench_hugeback(int argc, char **argv)
 			       (unsigned long long)pool_mib);
 	if (pool_open_host(pool_mib << 20, true, &host, &pool) || mm_pcp_create(pool->mm, &pcp))
 		return 1;
-	if (frag_mib && host_fragment_start(&hf, frag_mib, &progress)) {
+	if (frag_mib && host_fragment_start(&hf, frag_mib, mib / 2, &progress)) {
 		progress_clear(&progress);
-		fprintf(stderr, "gpmm bench hugeback: the host fragmenter did not start\n");
+		fprintf(stderr, "gpmm bench hugeback: the host fragmenter did not start (out of memory? give --host-fragmented=MIB)\n");
 		return 1;
 	}
 	tenant = prefragment(pool, pcp, (mib + 32) << 8, &progress, err, sizeof(err));
