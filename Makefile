@@ -45,6 +45,7 @@ MM_SRCS    := mm/pool.c \
               mm/lumpy.c \
               mm/compaction.c \
               mm/hostmem.c \
+              mm/thread.c \
               mm/stats.c
 
 VMM_SRCS   := vmm/pool.c \

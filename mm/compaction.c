@@ -480,7 +480,7 @@ int mm_kcompactd_start(struct mm_pool *pool, unsigned int target,
 	k->target = target;
 	k->interval_ms = interval_ms;
 	pool->kcompactd = k;
-	ret = -pthread_create(&k->thread, NULL, kcompactd_fn, pool);
+	ret = mm_thread_start(&k->thread, kcompactd_fn, pool, "gpmm-kcompactd");
 	if (ret) {
 		pool->kcompactd = NULL;
 		free(k);

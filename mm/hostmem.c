@@ -491,14 +491,12 @@ int mm_page_reporting_start(struct mm_pool *pool, unsigned int delay_ms)
 	pthread_cond_init(&r->cond, NULL);
 	r->delay_ms = delay_ms;
 	pool->reporting = r;
-	ret = -pthread_create(&r->thread, NULL, page_reporting_fn, pool);
+	ret = mm_thread_start(&r->thread, page_reporting_fn, pool, "gpmm-reporting");
 	if (ret) {
 		pool->reporting = NULL;
 		free(r);
-		return ret;
 	}
-	pthread_setname_np(r->thread, "gpmm-reporting");
-	return 0;
+	return ret;
 }
 
 void mm_page_reporting_stop(struct mm_pool *pool)

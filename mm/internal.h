@@ -367,6 +367,10 @@ int compact_for_order(struct mm_pool *pool, unsigned int order, bool direct);
 void claim_block(struct mm_pool *pool, unsigned int order,
 		 enum mm_migratetype mt);
 
+/* A thread of mm/'s own, every signal blocked (thread.c). */
+int mm_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg,
+		    const char *name);
+
 /* host memory (hostmem.c) */
 int hostmem_init(struct mm_pool *pool, size_t size);
 void hostmem_exit(struct mm_pool *pool);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -349,6 +350,30 @@ static void test_reporting_never_punches_used_frames(void)
 	mm_pool_destroy(pool);
 }
 
+/*
+ * A process signal must never land on mm/'s reporter thread: with SIGUSR1
+ * blocked here, one sent to the process stays pending until this thread
+ * takes it. Had the reporter left it unblocked, its default action would
+ * have ended the test program.
+ */
+static void test_reporter_takes_no_signal(void)
+{
+	struct mm_pool *pool = pool_host(4, false);
+	struct timespec ts = { .tv_sec = 10 };
+	sigset_t usr1, old;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &usr1, &old);
+	CU_ASSERT_EQUAL_FATAL(mm_page_reporting_start(pool, 10), 0);
+	CU_ASSERT_EQUAL(kill(getpid(), SIGUSR1), 0);
+	CU_ASSERT_EQUAL(sigtimedwait(&usr1, NULL, &ts), SIGUSR1);
+	mm_page_reporting_stop(pool);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	mm_pool_destroy(pool);
+}
+
 static const struct suite_test tests[] = {
 	{ "pool starts with no host memory", test_pool_starts_empty },
 	{ "a whole free pageblock goes back, others keep data",
@@ -358,6 +383,7 @@ static const struct suite_test tests[] = {
 	{ "first use makes a pageblock a host huge page", test_first_use_makes_huge },
 	{ "populate ahead, then give back", test_populate_then_release },
 	{ "reporting never punches a used frame", test_reporting_never_punches_used_frames },
+	{ "the reporter thread takes no signal", test_reporter_takes_no_signal },
 };
 
 int register_hostmem_suite(void)
