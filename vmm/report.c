@@ -114,7 +114,7 @@ static json_t *host_json(struct pool *pool, const struct mm_stats *st)
 		"buddyinfo_text", bi ? bi : "",
 		"pagetypeinfo_text", pti ? pti : "");
 	json_object_set_new(h, "counters", json_pack(
-		"{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		"{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 		"compact_stall", (json_int_t)c->compact_stall,
 		"compact_success", (json_int_t)c->compact_success,
 		"compact_fail", (json_int_t)c->compact_fail,
@@ -125,6 +125,7 @@ static json_t *host_json(struct pool *pool, const struct mm_stats *st)
 		"reclaim_success", (json_int_t)c->reclaim_success,
 		"reclaim_fail", (json_int_t)c->reclaim_fail,
 		"claim_block", (json_int_t)c->claim_block,
+		"claim_deferred", (json_int_t)c->claim_deferred,
 		"fallbacks", (json_int_t)(c->fallback[0] + c->fallback[1] + c->fallback[2]),
 		"pageblock_steal", (json_int_t)c->pageblock_steal,
 		"kcompactd_wake", (json_int_t)c->kcompactd_wake));
@@ -483,11 +484,12 @@ void report_print_text(json_t *report, FILE *f)
 	fprintf(f, "%s\n%s", json_string_value(json_object_get(h, "buddyinfo_text")),
 		json_string_value(json_object_get(h, "pagetypeinfo_text")));
 	fprintf(f, "compaction: stall %lld success %lld fail %lld, pgmigrate %lld (fail %lld); "
-		"lumpy %lld/%lld; reclaim %lld (fail %lld); blocks claimed for unmovable %lld\n",
+		"lumpy %lld/%lld; reclaim %lld (fail %lld); blocks claimed for unmovable %lld "
+		"(%lld claims deferred after failures)\n",
 		num(c, "compact_stall"), num(c, "compact_success"), num(c, "compact_fail"),
 		num(c, "pgmigrate_success"), num(c, "pgmigrate_fail"), num(c, "lumpy_success"),
 		num(c, "lumpy_attempt"), num(c, "reclaim_success"), num(c, "reclaim_fail"),
-		num(c, "claim_block"));
+		num(c, "claim_block"), num(c, "claim_deferred"));
 }
 
 static const char *const vm_colours[] = {
