@@ -38,10 +38,6 @@
  */
 #define PROACTIVE_SLACK		10
 
-#define MSEC_PER_SEC		1000L
-#define NSEC_PER_MSEC		1000000L
-#define NSEC_PER_SEC		1000000000L
-
 struct compact_control {
 	struct mm_pool *pool;
 	unsigned int order;
@@ -420,85 +416,33 @@ double mm_fragmentation_score(const struct mm_stats *st)
 	return SCORE_MAX * mm_unusable_index(st, MM_PAGEBLOCK_ORDER);
 }
 
-/* Proactive compaction: kcompactd. */
-struct kcompactd {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool stop;
-	unsigned int target;
-	unsigned int interval_ms;
-};
-
-static void *kcompactd_fn(void *arg)
+/* Proactive compaction: kcompactd, a pass every interval. */
+static void kcompactd_pass(struct mm_pool *pool, void *arg)
 {
-	struct mm_pool *pool = arg;
-	struct kcompactd *k = pool->kcompactd;
+	unsigned int target = *(unsigned int *)arg;
+	double score;
 
-	pthread_mutex_lock(&k->lock);
-	while (!k->stop) {
-		struct timespec ts;
-		double score;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += k->interval_ms / MSEC_PER_SEC;
-		ts.tv_nsec += (long)(k->interval_ms % MSEC_PER_SEC) * NSEC_PER_MSEC;
-		if (ts.tv_nsec >= NSEC_PER_SEC) {
-			ts.tv_sec++;
-			ts.tv_nsec -= NSEC_PER_SEC;
-		}
-		pthread_cond_timedwait(&k->cond, &k->lock, &ts);
-		if (k->stop)
-			break;
-		pthread_mutex_unlock(&k->lock);
-		pthread_mutex_lock(&pool->lock);
-		score = __fragmentation_score(pool);
-		if (score > k->target + PROACTIVE_SLACK)
-			pool->counters.kcompactd_wake++;
-		pthread_mutex_unlock(&pool->lock);
-		if (score > k->target + PROACTIVE_SLACK)
-			compact_pool(pool, k->target);
-		pthread_mutex_lock(&k->lock);
-	}
-	pthread_mutex_unlock(&k->lock);
-	return NULL;
+	pthread_mutex_lock(&pool->lock);
+	score = __fragmentation_score(pool);
+	if (score > target + PROACTIVE_SLACK)
+		pool->counters.kcompactd_wake++;
+	pthread_mutex_unlock(&pool->lock);
+	if (score > target + PROACTIVE_SLACK)
+		compact_pool(pool, target);
 }
 
 int mm_kcompactd_start(struct mm_pool *pool, unsigned int target,
 		       unsigned int interval_ms)
 {
-	struct kcompactd *k;
-	int ret;
-
 	if (pool->kcompactd || target > SCORE_MAX || !interval_ms)
 		return -EINVAL;
-	k = calloc(1, sizeof(*k));
-	if (!k)
-		return -ENOMEM;
-	pthread_mutex_init(&k->lock, NULL);
-	pthread_cond_init(&k->cond, NULL);
-	k->target = target;
-	k->interval_ms = interval_ms;
-	pool->kcompactd = k;
-	ret = mm_thread_start(&k->thread, kcompactd_fn, pool, "gpmm-kcompactd");
-	if (ret) {
-		pool->kcompactd = NULL;
-		free(k);
-	}
-	return ret;
+	pool->kcompactd_target = target;
+	return mm_worker_start(&pool->kcompactd, pool, interval_ms, kcompactd_pass,
+			       &pool->kcompactd_target, "gpmm-kcompactd");
 }
 
 void mm_kcompactd_stop(struct mm_pool *pool)
 {
-	struct kcompactd *k = pool->kcompactd;
-
-	if (!k)
-		return;
-	pthread_mutex_lock(&k->lock);
-	k->stop = true;
-	pthread_cond_signal(&k->cond);
-	pthread_mutex_unlock(&k->lock);
-	pthread_join(k->thread, NULL);
+	mm_worker_stop(pool->kcompactd);
 	pool->kcompactd = NULL;
-	free(k);
 }

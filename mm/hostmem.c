@@ -40,7 +40,6 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "mm/internal.h"
@@ -440,80 +439,26 @@ int64_t mm_pool_host_bytes(const struct mm_pool *pool)
 }
 
 /* The reporter: a pass every delay, like page_reporting_process. */
-struct page_reporting {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool stop;
-	unsigned int delay_ms;
-};
-
-static void *page_reporting_fn(void *arg)
+static void page_reporting_pass(struct mm_pool *pool, void *arg)
 {
-	struct mm_pool *pool = arg;
-	struct page_reporting *r = pool->reporting;
-
-	pthread_mutex_lock(&r->lock);
-	while (!r->stop) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += r->delay_ms / 1000;
-		ts.tv_nsec += (long)(r->delay_ms % 1000) * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&r->cond, &r->lock, &ts);
-		if (r->stop)
-			break;
-		pthread_mutex_unlock(&r->lock);
-		if (__atomic_load_n(&pool->host_prep_pending, __ATOMIC_ACQUIRE))
-			hostmem_prepare_pending(pool);
-		(void)hostmem_report(pool, 1);
-		pthread_mutex_lock(&r->lock);
-	}
-	pthread_mutex_unlock(&r->lock);
-	return NULL;
+	(void)arg;
+	if (__atomic_load_n(&pool->host_prep_pending, __ATOMIC_ACQUIRE))
+		hostmem_prepare_pending(pool);
+	(void)hostmem_report(pool, 1);
 }
 
 int mm_page_reporting_start(struct mm_pool *pool, unsigned int delay_ms)
 {
-	struct page_reporting *r;
-	int ret;
-
 	if (pool->reporting || !delay_ms)
 		return -EINVAL;
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	pthread_mutex_init(&r->lock, NULL);
-	pthread_cond_init(&r->cond, NULL);
-	r->delay_ms = delay_ms;
-	pool->reporting = r;
-	ret = mm_thread_start(&r->thread, page_reporting_fn, pool, "gpmm-reporting");
-	if (ret) {
-		pool->reporting = NULL;
-		free(r);
-	}
-	return ret;
+	return mm_worker_start(&pool->reporting, pool, delay_ms, page_reporting_pass, NULL,
+			       "gpmm-reporting");
 }
 
 void mm_page_reporting_stop(struct mm_pool *pool)
 {
-	struct page_reporting *r = pool->reporting;
-
-	if (!r)
-		return;
-	pthread_mutex_lock(&r->lock);
-	r->stop = true;
-	pthread_cond_signal(&r->cond);
-	pthread_mutex_unlock(&r->lock);
-	pthread_join(r->thread, NULL);
-	pthread_mutex_destroy(&r->lock);
-	pthread_cond_destroy(&r->cond);
+	mm_worker_stop(pool->reporting);
 	pool->reporting = NULL;
-	free(r);
 }
 
 /* pool->lock held: pageblocks with host memory, and those made huge. */

@@ -167,7 +167,8 @@ struct mm_pool {
 	pthread_mutex_t compact_lock;	/* one compaction at a time; lock order: vmm/vm.h */
 	uint64_t compact_migrate_pb;
 	uint64_t compact_free_pb;
-	struct kcompactd *kcompactd;
+	struct mm_worker *kcompactd;
+	unsigned int kcompactd_target;
 
 	/*
 	 * Claims of a whole pageblock backed off after compaction failed to
@@ -184,7 +185,7 @@ struct mm_pool {
 	pthread_mutex_t host_lock;
 	uint64_t host_prep_pending;	/* pageblocks waiting to be made huge, atomic */
 	int host_huge_errno;		/* why the last one failed */
-	struct page_reporting *reporting;
+	struct mm_worker *reporting;
 };
 
 #define MM_MAX_OWNERS	65536
@@ -367,9 +368,12 @@ int compact_for_order(struct mm_pool *pool, unsigned int order, bool direct);
 void claim_block(struct mm_pool *pool, unsigned int order,
 		 enum mm_migratetype mt);
 
-/* A thread of mm/'s own, every signal blocked (thread.c). */
-int mm_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg,
-		    const char *name);
+/* A thread of mm/'s own doing @work every @interval_ms, signals blocked (thread.c). */
+struct mm_worker;
+typedef void (*mm_work_fn)(struct mm_pool *pool, void *arg);
+int mm_worker_start(struct mm_worker **out, struct mm_pool *pool, unsigned int interval_ms,
+		    mm_work_fn work, void *arg, const char *name);
+void mm_worker_stop(struct mm_worker *w);
 
 /* host memory (hostmem.c) */
 int hostmem_init(struct mm_pool *pool, size_t size);

@@ -220,7 +220,8 @@ static void test_reporter_gives_back(void)
 
 /*
  * host_huge: the first order-0 allocation in a pageblock makes it one host
- * huge page. The kernel says so: the pool's view of it is PMD-mapped.
+ * huge page. The kernel says so: a 2 MiB mapping of it is PMD-mapped at
+ * first touch, with no copy.
  * Given back, it leaves the host whole.
  */
 static void test_first_use_makes_huge(void)
