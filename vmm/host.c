@@ -331,7 +331,8 @@ static const struct host_cap host_cap_table[HOST_NR_CAPS] = {
 		probe_uffd_wp_span },
 	[HOST_COLLAPSE_SHMEM] = { "madv-collapse-shmem",
 		"guest RAM stays on 4 KiB host pages: assembled 2 MiB ranges sit on one "
-		"block but are mapped by 512 PTEs, not one PMD",
+		"block but are mapped by 512 PTEs, not one PMD, and pool blocks cannot be "
+		"made host huge pages (--pool-huge does nothing)",
 		probe_collapse },
 	[HOST_THP] = { "thp",
 		"no 2 MiB host pages for guest RAM", probe_thp },

@@ -573,8 +573,11 @@ int report_write_svg(json_t *report, FILE *f)
 		height);
 	fprintf(f, "<rect width='100%%' height='100%%' fill='white'/>\n");
 	fprintf(f, "<text x='10' y='20' font-size='14'>gpmm pool: %zu pageblocks of 2 MiB, "
-		"unusable index(9) %.3f</text>\n", n,
-		json_real_value(json_object_get(json_object_get(report, "host"), "unusable_index_9")));
+		"unusable index(9) %.3f, host RSS %.1f MiB for %.1f MiB allocated</text>\n", n,
+		json_real_value(json_object_get(json_object_get(report, "host"), "unusable_index_9")),
+		mib(json_object_get(json_object_get(report, "host"), "host_memory"), "rss_bytes"),
+		mib(json_object_get(json_object_get(report, "host"), "host_memory"),
+		    "allocated_bytes"));
 	for (size_t i = 0; i < n; i++) {
 		size_t x = 10 + (i % cols) * cell, y = 30 + (i / cols) * cell;
 
