@@ -429,7 +429,8 @@ static void print_vm_text(json_t *v, FILE *f)
 		fprintf(f, "  huge backing limited: %s\n",
 			json_string_value(json_object_get(v, "huge_backing_limit")));
 	fprintf(f, "  assembly %s: %lld of %lld full ranges huge (%lld touched); "
-		"%lld assembled (%lld onto blocks already host huge pages: their collapse copied nothing), %lld split, "
+		"%lld assembled (%lld onto blocks already host huge pages: their collapse "
+		"copied nothing), %lld split, "
 		"failed: no block %lld, busy %lld\n",
 		json_is_true(json_object_get(a, "enabled")) ? "on" : "off",
 		num(a, "ranges_huge"), num(a, "ranges_full"), num(a, "ranges_touched"),
