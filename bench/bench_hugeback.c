@@ -772,12 +772,15 @@ static void host_fragment_stop(struct host_frag *hf)
 }
 
 static const char hugeback_usage[] =
-	"usage: gpmm bench hugeback [--pool-mib N] [--mib N] [--seconds N] [--no-qemu] [--json]\n"
+	"usage: gpmm bench hugeback [--pool-mib N] [--mib N] [--seconds N] [--no-qemu]\n"
+	"                           [--unfragmented] [--host-fragmented[=MIB]] [--json]\n"
 	"Pre-fragments the pool (the default workload of other tenants, then a\n"
 	"random share of it freed), boots a memloop guest touching N MiB (default\n"
 	"256) and samples its huge-backed share (kernel smaps) every 100 ms for\n"
 	"10 s. QEMU runs beside it with the same RAM (memfd and anonymous\n"
 	"backends, touched by -mem-prealloc: QEMU cannot boot gpmm's flat payload).\n"
+	"--unfragmented: no tenants; first touches then get whole 2 MiB blocks and\n"
+	"nothing is left to assemble.\n"
 	"The pool's host RSS (the memfd, by the kernel) is shown while the guest\n"
 	"runs and how far it falls once the guest ended. --host-fragmented[=MIB]: the pool is made of host\n"
 	"huge pages first (--pool-populate); then a helper touches 4 KiB pages\n"
@@ -799,6 +802,8 @@ struct hb_result {
 	uint64_t allocated;	/* the pool's allocated bytes then */
 	int64_t rss_after;	/* after the guest ended and its frames went back */
 	uint64_t freed;		/* the pool's allocated bytes that went with it */
+	uint64_t huge_first;	/* ranges backed whole by their first fault */
+	uint64_t assembled;	/* ranges the assembler moved onto a block */
 	double rss_after_s;	/* how long that took to be seen */
 	bool touched_all;	/* memloop finished its first pass */
 	struct vm_end end;
@@ -889,6 +894,8 @@ static void print_hugeback_json(uint64_t mib, const struct hb_result *r, double 
 		"lost_writes", r->end.lost_write,
 		"vm_state", vm_state_name(r->end.state), "guest", r->end.what);
 
+	json_object_set_new(o, "ranges_huge_first", json_integer((json_int_t)r->huge_first));
+	json_object_set_new(o, "ranges_assembled", json_integer((json_int_t)r->assembled));
 	json_object_set_new(o, "pool_host_rss", json_pack("{s:I, s:I, s:I, s:I, s:f}",
 		"running_bytes", (json_int_t)r->rss_running,
 		"allocated_bytes", (json_int_t)r->allocated,
@@ -933,6 +940,8 @@ static void print_hugeback(uint64_t mib, const struct hb_result *r,
 	else
 		printf("(98%% not reached in %llu samples over %.1f s: highest %.2f%% at %.1f s)\n",
 		       (unsigned long long)r->samples, r->t_end, r->best_pct, r->best_t);
+	printf("%-44s %llu ranges huge from their first touch, %llu assembled\n", "",
+	       (unsigned long long)r->huge_first, (unsigned long long)r->assembled);
 	printf("%-44s %s\n", "", r->touched_all ?
 	       "the guest touched all its RAM" : "the guest had NOT finished touching its RAM:");
 	if (!r->touched_all)
@@ -949,6 +958,7 @@ int cmd_bench_hugeback(int argc, char **argv)
 		{ "no-qemu", no_argument, NULL, 'q' },
 		{ "guests", required_argument, NULL, 'g' },
 		{ "host-fragmented", optional_argument, NULL, 'F' },
+		{ "unfragmented", no_argument, NULL, 'U' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -957,7 +967,7 @@ int cmd_bench_hugeback(int argc, char **argv)
 	struct pool_host host = POOL_HOST_DEFAULTS;
 	struct host_frag hf = { .pid = -1 };
 	double q_memfd = -1, q_anon = -1, unusable;
-	bool qemu = true, json = false;
+	bool qemu = true, json = false, unfragmented = false;
 	struct hb_result res = { 0 };
 	struct progress progress;
 	struct assembler *as;
@@ -986,6 +996,7 @@ int cmd_bench_hugeback(int argc, char **argv)
 			if (!frag_mib)
 				frag_mib = 8192;
 			break;
+		case 'U': unfragmented = true; break;
 		case 'j': json = true; break;
 		case 'h': fputs(hugeback_usage, stdout); return 0;
 		default: fputs(hugeback_usage, stderr); return 2;
@@ -1011,8 +1022,9 @@ int cmd_bench_hugeback(int argc, char **argv)
 		fprintf(stderr, "gpmm bench hugeback: the host fragmenter did not start (out of memory? give --host-fragmented=MIB)\n");
 		return 1;
 	}
-	tenant = prefragment(pool, pcp, (mib + 32) << 8, &progress, err, sizeof(err));
-	if (!tenant) {
+	tenant = unfragmented ? NULL :
+		 prefragment(pool, pcp, (mib + 32) << 8, &progress, err, sizeof(err));
+	if (!tenant && !unfragmented) {
 		progress_clear(&progress);
 		fprintf(stderr, "gpmm bench hugeback: pre-fragmenting failed: %s\n", err);
 		return 1;
@@ -1043,9 +1055,10 @@ int cmd_bench_hugeback(int argc, char **argv)
 		return 1;
 	progress_clear(&progress);
 	if (!json)
-		printf("gpmm bench hugeback: pool %llu MiB pre-fragmented (%.0f MiB free, unusable "
+		printf("gpmm bench hugeback: pool %llu MiB %s (%.0f MiB free, unusable "
 		       "index(9) %.3f), memloop guest touching %llu MiB, 2 vCPUs\n\n%6s %12s %12s %8s\n",
-		       (unsigned long long)pool_mib, free0 / 256.0, unusable,
+		       (unsigned long long)pool_mib, unfragmented ? "unfragmented" :
+		       "pre-fragmented", free0 / 256.0, unusable,
 		       (unsigned long long)mib, "t(s)", "touched_MiB", "huge_MiB", "huge%");
 	if (vm_start(vm))
 		fprintf(stderr, "gpmm bench hugeback: cannot start the guest\n");
@@ -1057,6 +1070,8 @@ int cmd_bench_hugeback(int argc, char **argv)
 	if (mm_stats(pool->mm, &st))
 		memset(&st, 0, sizeof(st));	/* the figures below then read 0 */
 	res.rss_running = st.host_bytes;
+	res.huge_first = vm->stats.huge_first;
+	res.assembled = vm->migstats.ranges_assembled;
 	for (int t = 0; t < MIGRATE_TYPES; t++)
 		res.allocated += st.allocated_pages[t] << MM_PAGE_SHIFT;
 	stop_vm(vm);

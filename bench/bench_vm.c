@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,10 +48,11 @@ struct run_times {
 
 /* Run one VM to its end; stats and times out. */
 static int run_once(struct pool *pool, const char *kernel, uint64_t ram,
-		    unsigned int cpus, bool prefault, struct vm_stats *st,
-		    struct run_times *t, int *exit_code)
+		    unsigned int cpus, bool prefault, enum vm_fault_policy fault,
+		    struct vm_stats *st, struct run_times *t, int *exit_code)
 {
-	struct vm_config cfg = { .ram_bytes = ram, .cpus = cpus, .prefault = prefault };
+	struct vm_config cfg = { .ram_bytes = ram, .cpus = cpus, .prefault = prefault,
+				 .fault = fault };
 	uint64_t t0 = vm_now_ns(), t1;
 	char err[512];
 	struct vm *vm;
@@ -167,7 +169,7 @@ int cmd_bench_boot(int argc, char **argv)
 		struct run_times t;
 		struct vm_stats st;
 
-		if (run_once(pool, guest("hello"), ram, 1, false, &st, &t, &code))
+		if (run_once(pool, guest("hello"), ram, 1, false, VM_FAULT_AUTO, &st, &t, &code))
 			return 1;
 		create[i] = t.create_ns;
 		first[i] = st.first_exit_ns - st.create_ns;
@@ -196,38 +198,158 @@ int cmd_bench_boot(int argc, char **argv)
 static const char fault_usage[] =
 	"usage: gpmm bench fault [--ram SIZE] [--runs N] [--guests DIR] [--json]\n"
 	"Runs the memtest payload (default 64 MiB, 1 vCPU) with its RAM backed on\n"
-	"demand (userfaultfd) and up front (--prefault), alternately, and reports\n"
-	"per page: the host handler's time, and what the vCPU pays for a demand\n"
-	"fault (the guest's run time with demand faults minus its run time\n"
-	"prefaulted, over the pages faulted).\n";
+	"demand 4 KiB at a time (--fault 4k), on demand a 2 MiB block at a time\n"
+	"(--fault huge) and up front (--prefault), in turn, and reports per 4 KiB\n"
+	"of RAM the host's time to back it, beside the host kernel's own first\n"
+	"touch of anonymous memory with THP and with 4 KiB pages (probed in this\n"
+	"process, same size). Then the whole `gpmm run` process time of each mode\n"
+	"(fork to exit), and what the vCPU pays per demand fault.\n";
+
+enum fault_kind { FK_4K, FK_HUGE, FK_PREFAULT, NR_FK };
+
+static const struct {
+	const char *name;
+	bool prefault;
+	enum vm_fault_policy fault;
+	const char *arg;
+} fault_kinds[NR_FK] = {
+	[FK_4K] = { "--fault 4k", false, VM_FAULT_4K, "4k" },
+	[FK_HUGE] = { "--fault huge", false, VM_FAULT_HUGE, "huge" },
+	[FK_PREFAULT] = { "--prefault", true, VM_FAULT_4K, NULL },
+};
 
 /* One backing mode, summed over the runs. */
 struct fault_mode {
-	uint64_t pages;		/* demand faults, or pages prefaulted */
+	uint64_t faults;	/* demand faults */
+	uint64_t pages;		/* 4 KiB pages backed */
 	uint64_t host_ns;	/* fault handler, or prefault in vm_create */
 	uint64_t guest_ns;
 	uint64_t create_ns;
+	uint64_t process_ns;	/* the whole `gpmm run` process */
+	int process_runs;
 	int runs;
 };
 
-static int fault_run(struct pool *pool, uint64_t ram, bool prefault,
+static int fault_run(struct pool *pool, uint64_t ram, enum fault_kind k,
 		     struct fault_mode *m)
 {
 	struct run_times t;
 	struct vm_stats st;
 	int code;
 
-	if (run_once(pool, guest("memtest"), ram, 1, prefault, &st, &t, &code))
+	if (run_once(pool, guest("memtest"), ram, 1, fault_kinds[k].prefault,
+		     fault_kinds[k].fault, &st, &t, &code))
 		return -1;
 	if (code) {
 		fprintf(stderr, "gpmm bench fault: memtest exited with %d\n", code);
 		return -1;
 	}
-	m->pages += prefault ? st.populated_pages : st.demand_faults;
-	m->host_ns += prefault ? st.prefault_ns : st.fault_ns;
+	m->faults += st.demand_faults;
+	m->pages += st.populated_pages;
+	m->host_ns += fault_kinds[k].prefault ? st.prefault_ns : st.fault_ns;
 	m->guest_ns += t.guest_ns;
 	m->create_ns += t.create_ns;
 	m->runs++;
+	return 0;
+}
+
+/*
+ * The whole `gpmm run` process of memtest: fork to exit, what a user
+ * waits for. memtest exits non-zero on any error it sees: 0 errors is
+ * exit status 0.
+ */
+static int fault_process(uint64_t ram, enum fault_kind k, struct fault_mode *m)
+{
+	char ram_arg[32], pool_arg[32];
+	uint64_t t0 = vm_now_ns();
+	int status;
+	pid_t pid;
+
+	snprintf(ram_arg, sizeof(ram_arg), "%lluM", (unsigned long long)(ram >> 20));
+	snprintf(pool_arg, sizeof(pool_arg), "%lluM", (unsigned long long)((ram >> 20) + 64));
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		if (fault_kinds[k].prefault)
+			execl("/proc/self/exe", "gpmm", "run", "--kernel", guest("memtest"), "--ram",
+			      ram_arg, "--pool", pool_arg, "--console", "none", "--prefault",
+			      "--qmp", "/tmp/gpmm-bench-fault.qmp", NULL);
+		else
+			execl("/proc/self/exe", "gpmm", "run", "--kernel", guest("memtest"), "--ram",
+			      ram_arg, "--pool", pool_arg, "--console", "none", "--fault",
+			      fault_kinds[k].arg, "--qmp", "/tmp/gpmm-bench-fault.qmp", NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status)) {
+		fprintf(stderr, "gpmm bench fault: `gpmm run` of memtest (%s) failed\n",
+			fault_kinds[k].name);
+		return -1;
+	}
+	m->process_ns += vm_now_ns() - t0;
+	m->process_runs++;
+	return 0;
+}
+
+/*
+ * The peer baseline: what the host kernel charges a first touch of
+ * anonymous memory, one byte per 4 KiB, with THP (one fault per 2 MiB,
+ * the kernel zeroes the huge page) and without (one fault per 4 KiB).
+ */
+static double kernel_touch_ns_per_page(uint64_t bytes, bool thp)
+{
+	uint8_t *m = mmap(NULL, bytes + MM_PAGEBLOCK_SIZE, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uint8_t *a;
+	uint64_t t0, ns;
+
+	if (m == MAP_FAILED)
+		return -1;
+	a = (uint8_t *)(((uintptr_t)m + MM_PAGEBLOCK_SIZE - 1) & ~(uintptr_t)(MM_PAGEBLOCK_SIZE - 1));
+	madvise(a, bytes, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+	t0 = vm_now_ns();
+	for (uint64_t off = 0; off < bytes; off += MM_PAGE_SIZE)
+		a[off] = 1;
+	ns = vm_now_ns() - t0;
+	munmap(m, bytes + MM_PAGEBLOCK_SIZE);
+	return (double)ns / (double)(bytes >> MM_PAGE_SHIFT);
+}
+
+/*
+ * The two ways a block that held data can reach a guest zeroed, timed on
+ * a pool of its own: memset, or punching it (page reporting) and taking
+ * it again, when the kernel fills it with zero pages and the pool makes
+ * it one huge page. Means of @n blocks.
+ */
+static int zeroing_costs(unsigned int n, double *memset_us, double *kernel_us)
+{
+	struct pool_host host = { .huge = true, .release_ms = 0 };
+	uint64_t ms = 0, ks = 0;
+	struct pool *pool;
+
+	if (pool_open_host((uint64_t)(n + 2) << MM_PAGEBLOCK_SHIFT, true, &host, &pool))
+		return -1;
+	for (unsigned int i = 0; i < n; i++) {
+		uint64_t t0 = vm_now_ns(), t1;
+		long b = mm_alloc(pool->mm, NULL, MM_PAGEBLOCK_ORDER, MIGRATE_MOVABLE, MM_NO_OWNER);
+
+		if (b < 0 || !mm_pageblock_take_zeroed(pool->mm, (uint64_t)b))
+			break;
+		t1 = vm_now_ns();
+		memset(pool_frame_ptr(pool, (uint64_t)b), 0xa5, MM_PAGEBLOCK_SIZE);
+		memset(pool_frame_ptr(pool, (uint64_t)b), 0, MM_PAGEBLOCK_SIZE);
+		ms += (vm_now_ns() - t1) / 2;
+		ks += t1 - t0;
+		if (mm_free(pool->mm, NULL, (uint64_t)b))
+			break;
+		(void)mm_release_free(pool->mm);
+	}
+	pool_close(pool);
+	*memset_us = ms / 1e3 / n;
+	*kernel_us = ks / 1e3 / n;
 	return 0;
 }
 
@@ -248,35 +370,90 @@ static double vcpu_us_per_fault(const struct fault_mode *dem,
 {
 	double delta = (double)dem->guest_ns / dem->runs - (double)pre->guest_ns / pre->runs;
 
-	return dem->pages ? delta / 1e3 / ((double)dem->pages / dem->runs) : 0;
+	return dem->faults ? delta / 1e3 / ((double)dem->faults / dem->runs) : 0;
 }
 
-static void print_fault(uint64_t ram, int runs, const struct fault_mode *dem,
-			const struct fault_mode *pre)
+static double process_ms(const struct fault_mode *m)
 {
+	return m->process_runs ? (double)m->process_ns / 1e6 / m->process_runs : 0;
+}
+
+static double zero_memset_us = -1, zero_kernel_us = -1;
+
+static void print_fault(uint64_t ram, int runs, const struct fault_mode *m,
+			double thp_ns, double small_ns)
+{
+	const struct fault_mode *pre = &m[FK_PREFAULT];
+
 	printf("gpmm bench fault: memtest, %llu MiB, 1 vCPU, mean of %d runs\n\n",
 	       (unsigned long long)(ram >> 20), runs);
-	printf("%-9s %8s %13s %13s %13s %13s\n", "mode", "pages", "host us/page",
-	       "vCPU us/page", "guest run ms", "vm_create ms");
-	printf("%-9s %8llu %13.3f %13.3f %13.1f %13.1f\n", "demand",
-	       (unsigned long long)(dem->pages / runs), per_page_us(dem->host_ns, dem->pages),
-	       vcpu_us_per_fault(dem, pre), dem->guest_ns / 1e6 / runs,
-	       dem->create_ns / 1e6 / runs);
-	printf("%-9s %8llu %13.3f %13s %13.1f %13.1f\n", "prefault",
-	       (unsigned long long)(pre->pages / runs), per_page_us(pre->host_ns, pre->pages),
-	       "(baseline)", pre->guest_ns / 1e6 / runs, pre->create_ns / 1e6 / runs);
-	printf("\nhost us/page: timed on the host around the work itself. demand = the\n"
-	       "  userfaultfd handler per fault (alloc, zero, mmap, wake); prefault = the\n"
-	       "  same work for every page of RAM, up front in vm_create.\n"
-	       "vCPU us/page: what the guest pays per demand-faulted page = (demand guest\n"
-	       "  run - prefault guest run) / pages faulted: the userfaultfd round trip\n"
-	       "  plus the handling. guest run = vm_start to the last vCPU's exit; guest\n"
-	       "  code is slow on nested KVM, so it is noisy: use --runs to average.\n");
+	printf("%-26s %8s %10s %12s %12s %12s %12s\n", "first touch", "faults", "pages",
+	       "host us/4K", "vCPU us/flt", "guest ms", "process ms");
+	for (int k = 0; k < NR_FK; k++)
+		printf("%-26s %8llu %10llu %12.3f %12s %12.1f %12.1f\n",
+		       k == FK_PREFAULT ? "gpmm --prefault" : k == FK_HUGE ?
+		       "gpmm --fault huge" : "gpmm --fault 4k",
+		       (unsigned long long)(m[k].faults / runs),
+		       (unsigned long long)(m[k].pages / runs),
+		       per_page_us(m[k].host_ns, m[k].pages),
+		       k == FK_PREFAULT ? "(baseline)" : "", m[k].guest_ns / 1e6 / runs,
+		       process_ms(&m[k]));
+	printf("%-26s %8s %10llu %12.3f\n", "kernel anonymous, THP", "",
+	       (unsigned long long)(ram >> MM_PAGE_SHIFT), thp_ns / 1e3);
+	printf("%-26s %8s %10llu %12.3f\n", "kernel anonymous, 4 KiB", "",
+	       (unsigned long long)(ram >> MM_PAGE_SHIFT), small_ns / 1e3);
+	printf("\nvCPU us per fault: --fault 4k %.1f, --fault huge %.1f\n",
+	       vcpu_us_per_fault(&m[FK_4K], pre), vcpu_us_per_fault(&m[FK_HUGE], pre));
+	if (thp_ns > 0)
+		printf("host cost per 4 KiB, gpmm --fault huge / kernel THP: %.2fx; "
+		       "--fault 4k / kernel THP: %.1fx\n",
+		       per_page_us(m[FK_HUGE].host_ns, m[FK_HUGE].pages) * 1e3 / thp_ns,
+		       per_page_us(m[FK_4K].host_ns, m[FK_4K].pages) * 1e3 / thp_ns);
+	if (process_ms(pre) > 0)
+		printf("whole process, over --prefault: --fault huge %.2fx, --fault 4k %.2fx\n",
+		       process_ms(&m[FK_HUGE]) / process_ms(pre),
+		       process_ms(&m[FK_4K]) / process_ms(pre));
+	printf("zeroing a 2 MiB block that held data (mean of 16): memset %.1f us; punching it\n"
+	       "  and making it a huge page again (the kernel zeroes) %.1f us. A block without\n"
+	       "  host memory reads zero and needs neither: gpmm memsets only blocks that held data.\n",
+	       zero_memset_us, zero_kernel_us);
+	printf("\nhost us/4K: host time to back the RAM over the 4 KiB pages backed: the\n"
+	       "  userfaultfd handler (alloc, zero, mmap, wake; for huge one 2 MiB block per\n"
+	       "  fault), or prefault's work up front in vm_create; the kernel rows time a\n"
+	       "  first write to each 4 KiB of an anonymous mapping in this process.\n"
+	       "vCPU us/flt: (demand guest run - prefault guest run) / faults: the round trip\n"
+	       "  plus handling. process ms: fork of `gpmm run` to its exit, memtest exit 0.\n");
+}
+
+static void print_fault_json(uint64_t ram, int runs, const struct fault_mode *m,
+			     double thp_ns, double small_ns)
+{
+	json_t *o = json_pack("{s:I, s:i, s:f, s:f, s:f, s:f}", "ram_mib", (json_int_t)(ram >> 20),
+			      "runs", runs, "kernel_thp_us_per_page", thp_ns / 1e3,
+			      "kernel_4k_us_per_page", small_ns / 1e3,
+			      "zero_block_memset_us", zero_memset_us,
+			      "zero_block_kernel_us", zero_kernel_us);
+
+	for (int k = 0; k < NR_FK; k++)
+		json_object_set_new(o, k == FK_PREFAULT ? "prefault" : k == FK_HUGE ?
+				    "fault_huge" : "fault_4k", json_pack(
+			"{s:I, s:I, s:f, s:f, s:f, s:f}",
+			"faults", (json_int_t)(m[k].faults / runs),
+			"pages", (json_int_t)(m[k].pages / runs),
+			"host_us_per_page", per_page_us(m[k].host_ns, m[k].pages),
+			"vcpu_us_per_fault", k == FK_PREFAULT ? 0.0 :
+				vcpu_us_per_fault(&m[k], &m[FK_PREFAULT]),
+			"guest_ms", m[k].guest_ns / 1e6 / runs,
+			"process_ms", process_ms(&m[k])));
+	json_dumpf(o, stdout, JSON_COMPACT);
+	putchar('\n');
+	json_decref(o);
 }
 
 int cmd_bench_fault(int argc, char **argv)
 {
-	struct fault_mode dem = { 0 }, pre = { 0 };
+	struct fault_mode m[NR_FK] = { 0 };
+	double thp_ns, small_ns;
 	uint64_t ram = 64 << 20;
 	bool json = false;
 	struct pool *pool;
@@ -285,30 +462,27 @@ int cmd_bench_fault(int argc, char **argv)
 	ret = parse_common(argc, argv, fault_usage, &runs, &ram, &json);
 	if (ret)
 		return ret == 1 ? 0 : ret;
+	thp_ns = kernel_touch_ns_per_page(ram, true);
+	small_ns = kernel_touch_ns_per_page(ram, false);
+	if (zeroing_costs(16, &zero_memset_us, &zero_kernel_us))
+		return 1;
 	if (pool_open(ram + (64 << 20), true, &pool))
 		return 1;
-	/* alternate the modes: drift of this noisy machine hits both alike */
-	for (int i = 0; i < runs; i++) {
-		if (fault_run(pool, ram, false, &dem) || fault_run(pool, ram, true, &pre)) {
-			pool_close(pool);
-			return 1;
-		}
-	}
+	/* take turns: drift of this noisy machine hits every mode alike */
+	for (int i = 0; i < runs; i++)
+		for (int k = 0; k < NR_FK; k++)
+			if (fault_run(pool, ram, k, &m[k])) {
+				pool_close(pool);
+				return 1;
+			}
 	pool_close(pool);
-	if (json) {
-		printf("{\"ram_mib\":%llu,\"runs\":%d,\"demand_faults\":%llu,"
-		       "\"demand_us_per_page\":%.3f,\"vcpu_us_per_fault\":%.3f,"
-		       "\"prefault_pages\":%llu,\"prefault_us_per_page\":%.3f,"
-		       "\"demand_guest_ms\":%.1f,\"prefault_guest_ms\":%.1f,"
-		       "\"demand_run_ms\":%.1f,\"prefault_run_ms\":%.1f}\n",
-		       (unsigned long long)(ram >> 20), runs,
-		       (unsigned long long)(dem.pages / runs), per_page_us(dem.host_ns, dem.pages),
-		       vcpu_us_per_fault(&dem, &pre), (unsigned long long)(pre.pages / runs),
-		       per_page_us(pre.host_ns, pre.pages), dem.guest_ns / 1e6 / runs,
-		       pre.guest_ns / 1e6 / runs, (dem.guest_ns + dem.create_ns) / 1e6 / runs,
-		       (pre.guest_ns + pre.create_ns) / 1e6 / runs);
-		return 0;
-	}
-	print_fault(ram, runs, &dem, &pre);
+	for (int i = 0; i < runs; i++)
+		for (int k = 0; k < NR_FK; k++)
+			if (fault_process(ram, k, &m[k]))
+				return 1;
+	if (json)
+		print_fault_json(ram, runs, m, thp_ns, small_ns);
+	else
+		print_fault(ram, runs, m, thp_ns, small_ns);
 	return 0;
 }

@@ -2,7 +2,8 @@
 /*
  * memtest: every vCPU checks its own contiguous slice of
  * [MEMTEST_BASE, ram_size) in four passes: write a pattern, verify it,
- * write its complement, verify that.
+ * write its complement, verify that. The first pass checks that the
+ * fresh RAM reads zero before it writes.
  *
  * A guest memory access costs about 5 µs here, so each pass touches ONE
  * 8-byte word per 4 KiB page (64 MiB, 2 vCPUs: ~16k pages, ~64k accesses).
@@ -73,6 +74,22 @@ static void verify_pass(uint64_t cpu, uint64_t first, uint64_t end,
 	}
 }
 
+/*
+ * Fresh RAM reads zero: whatever backs it (a 4 KiB frame, a whole 2 MiB
+ * block, a hole the host punched) may have held another VM's data, and
+ * the VMM must have cleared it. Read before the first write.
+ */
+static void verify_zero(uint64_t cpu, uint64_t first, uint64_t end)
+{
+	for (uint64_t p = first; p < end; p++) {
+		uint64_t gpa = word_gpa(p);
+		uint64_t found = *gpa_ptr(uint64_t, gpa);
+
+		if (found)
+			mismatch(cpu, gpa, 0, found);
+	}
+}
+
 static void report_pass(uint64_t cpu, uint64_t pages, int pass)
 {
 	serial_lock();
@@ -100,6 +117,8 @@ int payload_main(uint64_t ram_size, uint64_t cpu, uint64_t ncpus)
 	for (int pass = 1; pass <= MEMTEST_PASSES; pass++) {
 		uint64_t invert = pass > 2 ? ~0ULL : 0;
 
+		if (pass == 1)
+			verify_zero(cpu, first, end);
 		if (pass & 1)
 			write_pass(first, end, invert);
 		else

@@ -28,7 +28,9 @@
  * taken (__pageblocks_taken); with it clear the pageblock holds no host
  * memory and is wholly free. HOST_IDLE marks a backed pageblock the
  * reporter found free on its last pass; taking the pageblock clears it.
- * HOST_PREP asks for the huge page; HOST_HUGE says it was made.
+ * HOST_PREP asks for the huge page; HOST_HUGE says it was made. HOST_ZERO
+ * says the pageblock's last take found it without host memory: a whole
+ * block allocated that way reads zero (mm_pageblock_take_zeroed).
  *
  * Locks: host_lock serialises making blocks huge with punching them, so
  * a collapse never races a punch of the same range. Order: host_lock,
@@ -52,6 +54,7 @@
 #define HOST_IDLE		0x2
 #define HOST_PREP		0x4
 #define HOST_HUGE		0x8
+#define HOST_ZERO		0x10	/* its last take found it without host memory */
 
 /* Pageblocks punched per trip off pool->lock. */
 #define REPORT_BATCH		32
@@ -136,8 +139,11 @@ void __pageblocks_taken(struct mm_pool *pool, uint64_t pfn, unsigned int order)
 
 		if (st & HOST_IDLE)
 			pb_host_clear(pool, pb, HOST_IDLE);
-		if (st & HOST_USED)
+		if (st & HOST_USED) {
+			pb_host_clear(pool, pb, HOST_ZERO);
 			continue;
+		}
+		pb_host_set(pool, pb, HOST_ZERO);
 		if (pool->host_huge) {
 			pb_host_set(pool, pb, HOST_USED | HOST_PREP);
 			__atomic_fetch_add(&pool->host_prep_pending, 1, __ATOMIC_RELEASE);
@@ -242,6 +248,22 @@ void hostmem_prepare_pending(struct mm_pool *pool)
 	pthread_mutex_unlock(&pool->host_lock);
 }
 
+/*
+ * Only the holder of a whole pageblock may ask, right after allocating
+ * it: nobody else can have written to it since its take found it without
+ * host memory (never used, or given back), so it reads zero, as the
+ * kernel hands back a punched hole. One answer per take.
+ */
+bool mm_pageblock_take_zeroed(struct mm_pool *pool, uint64_t frame)
+{
+	uint64_t pb = frame >> MM_PAGEBLOCK_ORDER;
+
+	if (frame >= pool->nr_frames || frame % MM_PAGEBLOCK_PAGES)
+		return false;
+	return __atomic_fetch_and(&pool->pb_host[pb], (uint8_t)~HOST_ZERO, __ATOMIC_ACQ_REL) &
+	       HOST_ZERO;
+}
+
 bool mm_pageblock_host_huge(struct mm_pool *pool, uint64_t frame)
 {
 	if (frame >= pool->nr_frames)
@@ -339,7 +361,8 @@ static uint64_t report_batch(struct mm_pool *pool, unsigned int min_passes,
 		for_each_pageblock_in(pb, held[i].pfn, held[i].order) {
 			if (pb_host_get(pool, pb) & HOST_USED)
 				released++;
-			pb_host_clear(pool, pb, HOST_USED | HOST_IDLE | HOST_HUGE | HOST_PREP);
+			pb_host_clear(pool, pb, HOST_USED | HOST_IDLE | HOST_HUGE | HOST_PREP |
+					  HOST_ZERO);
 		}
 	}
 	pool->counters.host_released += released;

@@ -117,6 +117,11 @@ uint64_t mm_release_free(struct mm_pool *pool);
 int64_t mm_pool_host_bytes(const struct mm_pool *pool);
 /* Was the pageblock of @frame made a host huge page (and not given back)? */
 bool mm_pageblock_host_huge(struct mm_pool *pool, uint64_t frame);
+/*
+ * The caller just allocated the whole pageblock at @frame: does it read
+ * zero without being cleared (it had no host memory when taken)? Once.
+ */
+bool mm_pageblock_take_zeroed(struct mm_pool *pool, uint64_t frame);
 /* MADV_COLLAPSE of the 2 MiB at @addr, with the retries kernels need. */
 __must_check int mm_host_collapse(void *addr);
 
@@ -254,6 +259,9 @@ __must_check long mm_frames_pinned(struct mm_pool *pool,
 				   size_t *unallocated);
 enum mm_migratetype mm_pageblock_migratetype(struct mm_pool *pool,
 					     uint64_t pageblock);
+
+/* Free memory in pageblock-sized pieces on the buddy lists (cheap: no walk). */
+uint64_t mm_free_pageblocks(struct mm_pool *pool);
 
 /* Statistics: a consistent snapshot taken under the pool lock. */
 struct mm_counters {

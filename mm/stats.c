@@ -153,6 +153,17 @@ int mm_stats(struct mm_pool *pool, struct mm_stats *st)
 	return 0;
 }
 
+uint64_t mm_free_pageblocks(struct mm_pool *pool)
+{
+	uint64_t n = 0;
+
+	pthread_mutex_lock(&pool->lock);
+	for (unsigned int o = MM_PAGEBLOCK_ORDER; o < MM_MAX_ORDER; o++)
+		n += pool->free_area[o].nr_free << (o - MM_PAGEBLOCK_ORDER);
+	pthread_mutex_unlock(&pool->lock);
+	return n;
+}
+
 static uint64_t free_pages_at_least(const struct mm_stats *st,
 				    unsigned int order)
 {

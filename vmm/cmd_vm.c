@@ -26,7 +26,7 @@ static const char run_usage[] =
 	"                [--daemon SOCK] [--stats] [--huge on|off] [--huge-fill]\n"
 	"                [--huge-rate RANGES_PER_S] [--huge-target PCT]\n"
 	"                [--disk FILE] [--balloon on|off] [--pool-huge on|off]\n"
-	"                [--pool-release-ms MS] [--pool-populate]\n"
+	"                [--pool-release-ms MS] [--pool-populate] [--fault huge|4k|auto]\n"
 	"Boots a Linux bzImage (x86 boot protocol, ACPI; the guest's poweroff ends\n"
 	"the run with status 0, its reboot restarts it) or a flat payload (DESIGN.md\n"
 	"boot protocol) with guest RAM from a pool of host frames; exits with the\n"
@@ -44,8 +44,11 @@ static const char run_usage[] =
 	"block back to the host once it stayed free MS to 2xMS ms (default 1000,\n"
 	"0: never): --pool is a ceiling, not a reservation. --pool-populate takes\n"
 	"the whole pool at start, as host huge pages, and keeps it (a reservation).\n"
+	"--fault: the first touch of a 2 MiB range takes a whole free 2 MiB block\n"
+	"(huge), 64 KiB of 4 KiB pages (4k), or a block while the pool keeps free\n"
+	"blocks above 1/16 of it (auto, the default).\n"
 	"Config keys (INI, top level or [vm]): name ram cpus kernel initrd append\n"
-	"console pool pool_huge pool_release_ms pool_populate prefault qmp huge huge_fill\n"
+	"console pool pool_huge pool_release_ms pool_populate fault prefault qmp huge huge_fill\n"
 	"huge_rate huge_target disk disk_readonly balloon.\n";
 
 static int set_opt(struct vm_config *cfg, const char *key, const char *val)
@@ -86,6 +89,7 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 		{ "pool-huge", required_argument, NULL, 'P' },
 		{ "pool-release-ms", required_argument, NULL, 'r' },
 		{ "pool-populate", no_argument, NULL, 'E' },
+		{ "fault", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -137,6 +141,7 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 		case 'P': key = "pool_huge"; break;
 		case 'r': key = "pool_release_ms"; break;
 		case 'E': cfg->pool_host.populate = true; break;
+		case 'U': key = "fault"; break;
 		case 'h': fputs(run_usage, stdout); return 1;
 		default: fputs(run_usage, stderr); return 2;
 		}

@@ -131,6 +131,20 @@ static int set_console(struct vm_config *cfg, const char *value)
 	return -EINVAL;
 }
 
+static int set_fault(struct vm_config *cfg, const char *value)
+{
+	static const char *const names[] = {
+		[VM_FAULT_AUTO] = "auto", [VM_FAULT_HUGE] = "huge", [VM_FAULT_4K] = "4k",
+	};
+
+	for (unsigned int i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(value, names[i])) {
+			cfg->fault = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 int config_set(struct vm_config *cfg, const char *key, const char *value,
 	       char *err, size_t errlen)
 {
@@ -149,6 +163,9 @@ int config_set(struct vm_config *cfg, const char *key, const char *value,
 	} else if (!strcmp(key, "pool_huge")) {
 		ret = config_parse_bool(value, &cfg->pool_host.huge);
 		want = "yes or no";
+	} else if (!strcmp(key, "fault")) {
+		ret = set_fault(cfg, value);
+		want = "huge, 4k or auto";
 	} else if (!strcmp(key, "pool_populate")) {
 		ret = config_parse_bool(value, &cfg->pool_host.populate);
 		want = "yes or no";

@@ -225,6 +225,78 @@ static int __gmem_populate_around(struct vm *vm, struct vm_region *r, uint64_t i
 	return 0;
 }
 
+/*
+ * Free blocks the pool keeps for other VMs' first touches, for their
+ * assemblies and for unmovable claims, before `auto` falls back to
+ * 4 KiB: one sixteenth of the pool's pageblocks, at least two.
+ */
+static bool huge_first_allowed(struct vm *vm)
+{
+	uint64_t pageblocks = mm_pool_frames(vm->pool->mm) >> MM_PAGEBLOCK_ORDER;
+	uint64_t watermark = pageblocks / 16 > 2 ? pageblocks / 16 : 2;
+
+	switch (vm->cfg.fault) {
+	case VM_FAULT_HUGE:
+		return true;
+	case VM_FAULT_AUTO:
+		return mm_free_pageblocks(vm->pool->mm) > watermark;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Huge first: the first fault in an aligned 2 MiB guest range takes a
+ * whole free order-9 block, zeroes it (it may hold another VM's old data;
+ * a block that had no host memory reads zero already: the kernel zeroed
+ * it, as it does a punched hole, so it is not cleared twice),
+ * and maps it with one 2 MiB mapping, which MADV_COLLAPSE turns into one
+ * PMD without copying when the pool made the block a host huge page. The
+ * range is then what an assembly would have made it, with no later
+ * migration; its frames stay individually splittable and movable. No
+ * block free without compaction (which would call back into this VM,
+ * under mem_lock), or the range was given back or is partly backed: 4 KiB,
+ * and the assembler repairs later. mem_lock held.
+ */
+static int __gmem_populate_huge(struct vm *vm, struct vm_region *r, uint64_t idx)
+{
+	uint64_t range = idx >> MM_PAGEBLOCK_ORDER, first = range << MM_PAGEBLOCK_ORDER;
+	uint8_t *hva = r->hva + (first << MM_PAGE_SHIFT);
+	uint64_t t0;
+	long block;
+
+	if (vm->cfg.fault == VM_FAULT_4K || r->populated[range] || r->given_back[range] ||
+	    ((r->gpa >> MM_PAGE_SHIFT) + first) % MM_PAGEBLOCK_PAGES ||
+	    first + MM_PAGEBLOCK_PAGES > r->size >> MM_PAGE_SHIFT)
+		return -EAGAIN;
+	block = huge_first_allowed(vm) ?
+		mm_alloc_nowait(vm->pool->mm, NULL, MM_PAGEBLOCK_ORDER, vm->owner) : -ENOMEM;
+	if (block < 0) {
+		vm->stats.huge_first_fallback++;
+		return -EAGAIN;
+	}
+	t0 = vm_now_ns();
+	if (mm_pageblock_take_zeroed(vm->pool->mm, (uint64_t)block))
+		vm->stats.huge_first_kernel_zeroed++;
+	else
+		memset(pool_frame_ptr(vm->pool, block), 0, MM_PAGEBLOCK_SIZE);
+	vm->stats.zero_ns += vm_now_ns() - t0;
+	if (gmem_map(vm, hva, (uint64_t)block, MM_PAGEBLOCK_SIZE)) {
+		gmem_free_frame(vm, NULL, (uint64_t)block);
+		vm->stats.huge_first_fallback++;
+		return -EAGAIN;
+	}
+	for (uint64_t i = 0; i < MM_PAGEBLOCK_PAGES; i++)
+		account_page(vm, r, first + i, block + (long)i);
+	r->huge[range] = RANGE_BLOCK;
+	if (mm_host_collapse(hva) == 0)
+		r->huge[range] = RANGE_PMD;
+	else
+		vm->migstats.collapse_fail++;
+	vm->stats.huge_first++;
+	return 0;
+}
+
 static int populate(struct vm *vm, struct vm_region *r, uint64_t idx,
 		    struct mm_pcp *pcp)
 {
@@ -360,9 +432,12 @@ static void handle_fault(struct vm *vm, const struct uffd_msg *msg)
 	int ret = -EFAULT;
 
 	if (r) {
+		uint64_t idx = (addr - (uintptr_t)r->hva) >> MM_PAGE_SHIFT;
+
 		pthread_mutex_lock(&vm->mem_lock);
-		ret = __gmem_populate_around(vm, r, (addr - (uintptr_t)r->hva) >> MM_PAGE_SHIFT,
-					     vm->mem_pcp);
+		ret = __gmem_populate_huge(vm, r, idx);
+		if (ret)
+			ret = __gmem_populate_around(vm, r, idx, vm->mem_pcp);
 		pthread_mutex_unlock(&vm->mem_lock);
 	}
 	if (ret) {

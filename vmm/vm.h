@@ -55,6 +55,17 @@
 #define VM_MAX_RAM		(64ULL << 30)
 #define VM_FAIL_EXIT_CODE	255	/* `gpmm run` status of a failed VM */
 
+/*
+ * What the first touch of an aligned 2 MiB guest range gets: a whole
+ * free order-9 block (huge), 64 KiB of 4 KiB frames (4k), or a block while
+ * the pool keeps free blocks above its watermark and 4 KiB below (auto).
+ */
+enum vm_fault_policy {
+	VM_FAULT_AUTO,
+	VM_FAULT_HUGE,
+	VM_FAULT_4K,
+};
+
 struct vm_config {
 	char name[VM_NAME_MAX];
 	uint64_t ram_bytes;
@@ -68,6 +79,7 @@ struct vm_config {
 	bool balloon;		/* virtio-balloon with free page reporting */
 	uint64_t pool_bytes;	/* for a `gpmm run` that makes its own pool */
 	struct pool_host pool_host;	/* and what that pool does with host memory */
+	enum vm_fault_policy fault;	/* what a first touch of a 2 MiB range gets */
 	bool prefault;
 	char qmp_path[108];	/* sun_path */
 	/* 2 MiB assembly policy */
@@ -177,6 +189,10 @@ struct vm_stats {
 	uint64_t create_ns;		/* vm_create start, CLOCK_MONOTONIC */
 	uint64_t first_exit_ns;		/* first exit of any vCPU */
 	uint64_t exits;
+	uint64_t huge_first;		/* 2 MiB ranges backed whole by their first fault */
+	uint64_t huge_first_fallback;	/* first faults that wanted a block and got 4 KiB */
+	uint64_t huge_first_kernel_zeroed;	/* of those, zero already (no host memory before) */
+	uint64_t zero_ns;		/* host time zeroing those blocks */
 };
 
 struct vm {

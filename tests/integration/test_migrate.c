@@ -21,20 +21,28 @@
 #include "vmm/huge_backing.h"
 #include "vmm/migrate.h"
 
-static struct vm *start_memloop(struct pool *pool, struct run_result *res,
-				unsigned int ram_mib, unsigned int cpus)
+static struct vm *start_memloop_fault(struct pool *pool, struct run_result *res,
+				      unsigned int ram_mib, unsigned int cpus,
+				      enum vm_fault_policy fault)
 {
 	struct vm_config cfg;
 	struct vm *vm;
 	char err[256];
 
 	test_config(&cfg, "memloop", payload("memloop"), ram_mib, cpus);
+	cfg.fault = fault;
 	if (test_vm_create(pool, &cfg, res, &vm, err, sizeof(err)) || vm_start(vm))
 		return NULL;
 	for (int i = 0; i < 3000 && !console_has(res, "MiB touched"); i++)
 		usleep(10000);
 	CU_ASSERT(console_has(res, "MiB touched"));
 	return vm;
+}
+
+static struct vm *start_memloop(struct pool *pool, struct run_result *res,
+				unsigned int ram_mib, unsigned int cpus)
+{
+	return start_memloop_fault(pool, res, ram_mib, cpus, VM_FAULT_4K);
 }
 
 static void stop_and_check(struct vm *vm, struct run_result *res)
@@ -181,6 +189,40 @@ static void test_assemble_ranges_live(void)
 		CU_ASSERT_EQUAL(vm_migrate_page(vm, 0x400000 + 4096 * 7, frame, &old), 0);
 		CU_ASSERT_EQUAL(mm_free(pool->mm, NULL, old), 0);
 	}
+	stop_and_check(vm, &res);
+	CU_ASSERT(pool_is_whole(pool));
+	pool_close(pool);
+}
+
+/*
+ * Ranges backed whole at first touch are what an assembly makes: one
+ * aligned block, in order, one PMD by the kernel's count; and they stay
+ * movable: split back to 4 KiB, a page of one moves on its own, while the
+ * guest writes everywhere and checks every word.
+ */
+static void test_huge_first_split_migrate(void)
+{
+	struct pool *pool = test_pool(64);
+	struct run_result res;
+	struct vm *vm = start_memloop_fault(pool, &res, 10, 2, VM_FAULT_HUGE);
+	long frame;
+	uint64_t old;
+
+	CU_ASSERT_FATAL(vm != NULL);
+	CU_ASSERT(vm->stats.huge_first >= 4);
+	CU_ASSERT_EQUAL(vm_assemble_range(vm, 0x400000), -EALREADY);
+	CU_ASSERT_EQUAL(vm_gpa_to_frame(vm, 0x400000) % 512, 0);
+	for (uint64_t i = 0; i < 512; i++)
+		CU_ASSERT_EQUAL(vm_gpa_to_frame(vm, 0x400000 + i * 4096),
+				vm_gpa_to_frame(vm, 0x400000) + (long)i);
+	CU_ASSERT_EQUAL(smaps_pmd_kb(getpid()) * 1024, (long long)vm_huge_bytes(vm));
+	CU_ASSERT_EQUAL(vm_split_range(vm, 0x400000), 0);
+	frame = mm_alloc(pool->mm, NULL, 0, MIGRATE_MOVABLE, vm->owner);
+	CU_ASSERT_FATAL(frame >= 0);
+	CU_ASSERT_EQUAL(vm_migrate_page(vm, 0x400000 + 4096 * 9, frame, &old), 0);
+	CU_ASSERT_EQUAL(vm_gpa_to_frame(vm, 0x400000 + 4096 * 9), frame);
+	CU_ASSERT_EQUAL(mm_free(pool->mm, NULL, old), 0);
+	usleep(300000);	/* the guest keeps writing and checking */
 	stop_and_check(vm, &res);
 	CU_ASSERT(pool_is_whole(pool));
 	pool_close(pool);
@@ -374,6 +416,7 @@ int register_migrate_suite(void)
 		{ "copy + remap alone loses writes", test_copy_remap_loses_writes },
 		{ "compaction moves guest pages", test_compaction_moves_guest_pages },
 		{ "assemble 2 MiB ranges live", test_assemble_ranges_live },
+		{ "huge-first ranges split and migrate live", test_huge_first_split_migrate },
 		{ "pinned page stays", test_pinned_page_stays },
 		{ "two threads migrate one VM", test_two_migrators },
 		{ "one per-thread list per VM", test_one_list_per_vm },

@@ -63,6 +63,66 @@ static void test_memtest_demand(void)
 	CU_ASSERT(res.stats.demand_faults <= (32u << 8));
 	CU_ASSERT(res.stats.populated_pages >= (30u << 8));
 	CU_ASSERT(res.stats.populated_pages <= (32u << 8));
+	CU_ASSERT_EQUAL(res.stats.huge_first, 0);	/* --fault 4k */
+	CU_ASSERT(pool_is_whole(pool));
+	pool_close(pool);
+}
+
+/*
+ * Huge first: a 2 MiB range is backed whole by its first fault, from a
+ * block gpmm zeroes. VM a leaves memtest's patterns in every block it
+ * had; VM b on the same pool gets those blocks again (the pool keeps its
+ * memory, release 0: they are not fresh zero pages from the kernel), and
+ * memtest's first pass checks that its fresh RAM reads zero.
+ */
+static void test_huge_first_zeroed(void)
+{
+	struct pool_host host = { .huge = true, .release_ms = 0 };
+	struct pool *pool = NULL;
+	struct vm_config cfg;
+	struct run_result a, b;
+
+	CU_ASSERT_EQUAL_FATAL(pool_open_host(64 << 20, true, &host, &pool), 0);
+	test_config(&cfg, "a", payload("memtest"), 48, 1);
+	cfg.fault = VM_FAULT_HUGE;
+	CU_ASSERT_EQUAL_FATAL(run_payload(pool, &cfg, &a), 0);
+	CU_ASSERT_EQUAL(a.exit_code, 0);
+	CU_ASSERT(a.stats.huge_first >= 20);
+	CU_ASSERT(a.stats.demand_faults < 64);	/* one a range, not one a 64 KiB */
+	CU_ASSERT(pool_is_whole(pool));
+	test_config(&cfg, "b", payload("memtest"), 48, 1);
+	cfg.fault = VM_FAULT_HUGE;
+	CU_ASSERT_EQUAL_FATAL(run_payload(pool, &cfg, &b), 0);
+	CU_ASSERT_EQUAL(b.exit_code, 0);
+	CU_ASSERT(console_has(&b, "memtest: 46 MiB ok on 1 cpus"));
+	CU_ASSERT(b.stats.huge_first >= 20);
+	/* most of b's blocks were a's: gpmm cleared them, not the kernel */
+	CU_ASSERT(b.stats.huge_first_kernel_zeroed * 2 < b.stats.huge_first);
+	if (b.exit_code)
+		fprintf(stderr, "%s", b.console.text);
+	CU_ASSERT(pool_is_whole(pool));
+	pool_close(pool);
+}
+
+/*
+ * --fault auto keeps free blocks for others: a guest that fills most of a
+ * small pool gets whole blocks first, then 4 KiB pages once the free
+ * blocks fall to the watermark, and runs to the end either way.
+ */
+static void test_huge_first_watermark(void)
+{
+	struct pool *pool = test_pool(64);
+	struct vm_config cfg;
+	struct run_result res;
+
+	test_config(&cfg, "auto", payload("memtest"), 62, 1);
+	cfg.fault = VM_FAULT_AUTO;
+	CU_ASSERT_EQUAL_FATAL(run_payload(pool, &cfg, &res), 0);
+	CU_ASSERT_EQUAL(res.exit_code, 0);
+	CU_ASSERT(res.stats.huge_first >= 10);
+	CU_ASSERT(res.stats.huge_first_fallback >= 1);
+	CU_ASSERT(res.stats.huge_first + res.stats.huge_first_fallback <= 31);
+	CU_ASSERT(console_has(&res, "memtest: 60 MiB ok on 1 cpus"));
 	CU_ASSERT(pool_is_whole(pool));
 	pool_close(pool);
 }
@@ -365,6 +425,8 @@ int register_vm_suite(void)
 		{ "exit code", test_exit_code },
 		{ "memtest, demand faults", test_memtest_demand },
 		{ "memtest, prefault", test_memtest_prefault },
+		{ "huge first: fresh RAM reads zero", test_huge_first_zeroed },
+		{ "huge first: 4 KiB under the watermark", test_huge_first_watermark },
 		{ "remap seen by guest", test_remap_seen_by_guest },
 		{ "remap check can fail", test_remap_check_can_fail },
 		{ "two VMs, one pool", test_two_vms_one_pool },
