@@ -46,7 +46,8 @@ static const char run_usage[] =
 	"the whole pool at start, as host huge pages, and keeps it (a reservation).\n"
 	"--fault: the first touch of a 2 MiB range takes a whole free 2 MiB block\n"
 	"(huge), 64 KiB of 4 KiB pages (4k), or a block while the pool keeps free\n"
-	"blocks above 1/16 of it (auto, the default).\n"
+	"blocks above 1/16 of it (auto, the default); --huge off and --huge-target\n"
+	"below 100 leave first touches to 4 KiB pages.\n"
 	"Config keys (INI, top level or [vm]): name ram cpus kernel initrd append\n"
 	"console pool pool_huge pool_release_ms pool_populate fault prefault qmp huge huge_fill\n"
 	"huge_rate huge_target disk disk_readonly balloon.\n";

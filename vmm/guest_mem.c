@@ -265,7 +265,9 @@ static int __gmem_populate_huge(struct vm *vm, struct vm_region *r, uint64_t idx
 	uint64_t t0;
 	long block;
 
-	if (vm->cfg.fault == VM_FAULT_4K || r->populated[range] || r->given_back[range] ||
+	/* no 2 MiB backings (huge off), or only so many (a target): the assembler's job */
+	if (vm->cfg.fault == VM_FAULT_4K || !vm->cfg.huge || vm->cfg.huge_target < 100 ||
+	    r->populated[range] || r->given_back[range] ||
 	    ((r->gpa >> MM_PAGE_SHIFT) + first) % MM_PAGEBLOCK_PAGES ||
 	    first + MM_PAGEBLOCK_PAGES > r->size >> MM_PAGE_SHIFT)
 		return -EAGAIN;
