@@ -31,6 +31,8 @@ static struct vm *start_memloop_fault(struct pool *pool, struct run_result *res,
 
 	test_config(&cfg, "memloop", payload("memloop"), ram_mib, cpus);
 	cfg.fault = fault;
+	cfg.huge = fault != VM_FAULT_4K;	/* huge-first makes 2 MiB backings */
+	cfg.huge_target = 100;
 	if (test_vm_create(pool, &cfg, res, &vm, err, sizeof(err)) || vm_start(vm))
 		return NULL;
 	for (int i = 0; i < 3000 && !console_has(res, "MiB touched"); i++)

@@ -85,6 +85,8 @@ static void test_huge_first_zeroed(void)
 	CU_ASSERT_EQUAL_FATAL(pool_open_host(64 << 20, true, &host, &pool), 0);
 	test_config(&cfg, "a", payload("memtest"), 48, 1);
 	cfg.fault = VM_FAULT_HUGE;
+	cfg.huge = true;
+	cfg.huge_target = 100;
 	CU_ASSERT_EQUAL_FATAL(run_payload(pool, &cfg, &a), 0);
 	CU_ASSERT_EQUAL(a.exit_code, 0);
 	CU_ASSERT(a.stats.huge_first >= 20);
@@ -92,6 +94,8 @@ static void test_huge_first_zeroed(void)
 	CU_ASSERT(pool_is_whole(pool));
 	test_config(&cfg, "b", payload("memtest"), 48, 1);
 	cfg.fault = VM_FAULT_HUGE;
+	cfg.huge = true;
+	cfg.huge_target = 100;
 	CU_ASSERT_EQUAL_FATAL(run_payload(pool, &cfg, &b), 0);
 	CU_ASSERT_EQUAL(b.exit_code, 0);
 	CU_ASSERT(console_has(&b, "memtest: 46 MiB ok on 1 cpus"));
@@ -117,6 +121,8 @@ static void test_huge_first_watermark(void)
 
 	test_config(&cfg, "auto", payload("memtest"), 62, 1);
 	cfg.fault = VM_FAULT_AUTO;
+	cfg.huge = true;
+	cfg.huge_target = 100;
 	CU_ASSERT_EQUAL_FATAL(run_payload(pool, &cfg, &res), 0);
 	CU_ASSERT_EQUAL(res.exit_code, 0);
 	CU_ASSERT(res.stats.huge_first >= 10);
