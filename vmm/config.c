@@ -131,14 +131,20 @@ static int set_console(struct vm_config *cfg, const char *value)
 	return -EINVAL;
 }
 
+static const char *const fault_names[] = {
+	[VM_FAULT_AUTO] = "auto", [VM_FAULT_HUGE] = "huge", [VM_FAULT_4K] = "4k",
+};
+
+const char *config_fault_name(enum vm_fault_policy f)
+{
+	return (unsigned int)f < sizeof(fault_names) / sizeof(fault_names[0]) ?
+	       fault_names[f] : "?";
+}
+
 static int set_fault(struct vm_config *cfg, const char *value)
 {
-	static const char *const names[] = {
-		[VM_FAULT_AUTO] = "auto", [VM_FAULT_HUGE] = "huge", [VM_FAULT_4K] = "4k",
-	};
-
-	for (unsigned int i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(value, names[i])) {
+	for (unsigned int i = 0; i < sizeof(fault_names) / sizeof(fault_names[0]); i++)
+		if (!strcmp(value, fault_names[i])) {
 			cfg->fault = i;
 			return 0;
 		}

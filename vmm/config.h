@@ -25,6 +25,8 @@ __must_check int config_set(struct vm_config *cfg, const char *key, const char *
 /* Load an INI file (keys at top level or in [vm]). */
 __must_check int config_load(const char *path, struct vm_config *cfg, char *err,
 		size_t errlen);
+/* "auto", "huge" or "4k": the fault key's spelling. */
+const char *config_fault_name(enum vm_fault_policy f);
 /* Fill what the user left out (name from the kernel file). */
 void config_finish(struct vm_config *cfg);
 

@@ -11,6 +11,7 @@
 #include "devices/virtio_balloon.h"
 #include "devices/virtio_mmio.h"
 #include "vmm/host.h"
+#include "vmm/config.h"
 #include "vmm/report.h"
 #include "vmm/guest_mem.h"
 #include "vmm/huge_backing.h"
@@ -203,12 +204,8 @@ static json_t *huge_limit_json(struct vm *vm)
  */
 static json_t *first_touch_json(struct vm *vm)
 {
-	static const char *const policy[] = {
-		[VM_FAULT_AUTO] = "auto", [VM_FAULT_HUGE] = "huge", [VM_FAULT_4K] = "4k",
-	};
-
 	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:s}",
-		"policy", policy[vm->cfg.fault],
+		"policy", config_fault_name(vm->cfg.fault),
 		"huge_ranges", LOAD(vm->stats.huge_first),
 		"kernel_zeroed", LOAD(vm->stats.huge_first_kernel_zeroed),
 		"fell_back_to_4k", LOAD(vm->stats.huge_first_fallback),

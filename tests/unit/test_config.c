@@ -52,6 +52,21 @@ static void test_keys(void)
 	CU_ASSERT_EQUAL(config_set(&cfg, "colour", "blue", err, sizeof(err)), -EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown key 'colour'"));
 	CU_ASSERT_EQUAL(cfg.cpus, 4);
+	/* the pool's host memory and the first-touch policy */
+	CU_ASSERT_EQUAL(cfg.fault, VM_FAULT_AUTO);
+	CU_ASSERT(cfg.pool_host.huge);
+	CU_ASSERT_EQUAL(cfg.pool_host.release_ms, 1000);
+	CU_ASSERT_EQUAL(config_set(&cfg, "fault", "huge", err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(cfg.fault, VM_FAULT_HUGE);
+	CU_ASSERT_EQUAL(config_set(&cfg, "fault", "2m", err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "want huge, 4k or auto"));
+	CU_ASSERT_EQUAL(cfg.fault, VM_FAULT_HUGE);	/* a bad value changes nothing */
+	CU_ASSERT_EQUAL(config_set(&cfg, "pool_release_ms", "0", err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(cfg.pool_host.release_ms, 0);
+	CU_ASSERT_EQUAL(config_set(&cfg, "pool_release_ms", "-5", err, sizeof(err)), -EINVAL);
+	CU_ASSERT_EQUAL(config_set(&cfg, "pool_huge", "no", err, sizeof(err)), 0);
+	CU_ASSERT(!cfg.pool_host.huge);
+	CU_ASSERT_EQUAL(config_set(&cfg, "pool_populate", "perhaps", err, sizeof(err)), -EINVAL);
 	CU_ASSERT_EQUAL(config_set(&cfg, "kernel", "/boot/payload.bin", err, sizeof(err)), 0);
 	config_finish(&cfg);
 	CU_ASSERT_STRING_EQUAL(cfg.name, "payload");
