@@ -9,7 +9,7 @@
  *
  * - Huge pool blocks (pool->host_huge): a pageblock that starts serving
  *   allocations is populated and made one host transparent huge page
- *   (fallocate, then MADV_COLLAPSE on the pool's 2 MiB-aligned view). Its
+ *   (fallocate, then MADV_COLLAPSE through a 2 MiB window of its own). Its
  *   4 KiB frames can still be mapped one by one into guest windows; the
  *   huge page stays whole under them (DESIGN.md), and a later 2 MiB mapping
  *   of the whole block is PMD-mapped without the kernel copying anything.
@@ -34,7 +34,8 @@
  *
  * Locks: host_lock serialises making blocks huge with punching them, so
  * a collapse never races a punch of the same range. Order: host_lock,
- * then pool->lock (never host_lock while pool->lock is held).
+ * then pool->lock (never host_lock while pool->lock is held); nothing
+ * else is taken under host_lock, and no owner callback runs under it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -219,6 +220,25 @@ static void count_huge(struct mm_pool *pool, int err)
 	pthread_mutex_unlock(&pool->lock);
 }
 
+/* Make pageblock @pb huge if it waits for it. host_lock held. */
+static void prepare_one(struct mm_pool *pool, uint64_t pb)
+{
+	uint8_t st = pb_host_get(pool, pb);
+	int err;
+
+	if (!(st & HOST_PREP))
+		return;
+	pb_host_clear(pool, pb, HOST_PREP);
+	__atomic_fetch_sub(&pool->host_prep_pending, 1, __ATOMIC_RELEASE);
+	/* released again meanwhile: nothing left to make huge */
+	if (!(st & HOST_USED))
+		return;
+	err = make_pageblock_huge(pool, pb);
+	if (!err)
+		pb_host_set(pool, pb, HOST_HUGE);
+	count_huge(pool, err);
+}
+
 /*
  * Make every pageblock waiting for it a huge page. Whoever allocates next
  * pays, outside pool->lock; a second thread arriving meanwhile does not
@@ -229,22 +249,22 @@ void hostmem_prepare_pending(struct mm_pool *pool)
 	if (pthread_mutex_trylock(&pool->host_lock))
 		return;
 	for (uint64_t pb = 0; pb < pool->nr_pageblocks &&
-	     __atomic_load_n(&pool->host_prep_pending, __ATOMIC_ACQUIRE); pb++) {
-		uint8_t st = pb_host_get(pool, pb);
-		int err;
+	     __atomic_load_n(&pool->host_prep_pending, __ATOMIC_ACQUIRE); pb++)
+		prepare_one(pool, pb);
+	pthread_mutex_unlock(&pool->host_lock);
+}
 
-		if (!(st & HOST_PREP))
-			continue;
-		pb_host_clear(pool, pb, HOST_PREP);
-		__atomic_fetch_sub(&pool->host_prep_pending, 1, __ATOMIC_RELEASE);
-		/* released again meanwhile: nothing left to make huge */
-		if (!(st & HOST_USED))
-			continue;
-		err = make_pageblock_huge(pool, pb);
-		if (!err)
-			pb_host_set(pool, pb, HOST_HUGE);
-		count_huge(pool, err);
-	}
+/*
+ * A caller that maps the whole block at once (a first touch backed by a
+ * 2 MiB block) needs it huge now, not after whoever holds host_lock is
+ * done: it waits. host_lock's holders take nothing but pool->lock.
+ */
+void mm_pageblock_prepare(struct mm_pool *pool, uint64_t frame)
+{
+	if (frame >= pool->nr_frames)
+		return;
+	pthread_mutex_lock(&pool->host_lock);
+	prepare_one(pool, frame >> MM_PAGEBLOCK_ORDER);
 	pthread_mutex_unlock(&pool->host_lock);
 }
 

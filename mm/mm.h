@@ -117,6 +117,8 @@ uint64_t mm_release_free(struct mm_pool *pool);
 int64_t mm_pool_host_bytes(const struct mm_pool *pool);
 /* Was the pageblock of @frame made a host huge page (and not given back)? */
 bool mm_pageblock_host_huge(struct mm_pool *pool, uint64_t frame);
+/* Make the pageblock of @frame a host huge page now if it waits for it. */
+void mm_pageblock_prepare(struct mm_pool *pool, uint64_t frame);
 /*
  * The caller just allocated the whole pageblock at @frame: does it read
  * zero without being cleared (it had no host memory when taken)? Once.

@@ -277,6 +277,8 @@ static int __gmem_populate_huge(struct vm *vm, struct vm_region *r, uint64_t idx
 		vm->stats.huge_first_fallback++;
 		return -EAGAIN;
 	}
+	/* another thread may have been making blocks huge as this one was taken */
+	mm_pageblock_prepare(vm->pool->mm, (uint64_t)block);
 	t0 = vm_now_ns();
 	if (mm_pageblock_take_zeroed(vm->pool->mm, (uint64_t)block))
 		vm->stats.huge_first_kernel_zeroed++;

@@ -21,9 +21,10 @@
  *                        callback (ram_migrate) takes it under the two above
  *   vm.mig.lock          the open write-protect window and its waiters
  *   pool host_lock       making pool blocks huge vs giving them back
- *                        (mm/hostmem.c): waited for only by the reporter
- *                        thread and populate, holding nothing else; an
- *                        allocator under the locks above only trylocks it
+ *                        (mm/hostmem.c): its holders take only pool lock,
+ *                        so it may be waited for under the locks above (a
+ *                        huge first touch, under mem_lock, waits for its
+ *                        block); other allocators only trylock it
  *   pool pcp_list_lock   the list of per-thread lists (mm/pcp.c)
  *   pcp.lock             one per-thread list
  *   pool lock            the buddy lists (like zone->lock)
