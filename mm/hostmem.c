@@ -220,18 +220,27 @@ static void count_huge(struct mm_pool *pool, int err)
 	pthread_mutex_unlock(&pool->lock);
 }
 
+/*
+ * Drop @pb's request for a huge page, if it has one, and its share of the
+ * pending count that every allocation looks at: a request dropped without
+ * it would keep allocators scanning for work that is not there.
+ */
+static bool take_prep(struct mm_pool *pool, uint64_t pb)
+{
+	if (!(__atomic_fetch_and(&pool->pb_host[pb], (uint8_t)~HOST_PREP, __ATOMIC_ACQ_REL) &
+	      HOST_PREP))
+		return false;
+	__atomic_fetch_sub(&pool->host_prep_pending, 1, __ATOMIC_RELEASE);
+	return true;
+}
+
 /* Make pageblock @pb huge if it waits for it. host_lock held. */
 static void prepare_one(struct mm_pool *pool, uint64_t pb)
 {
-	uint8_t st = pb_host_get(pool, pb);
 	int err;
 
-	if (!(st & HOST_PREP))
-		return;
-	pb_host_clear(pool, pb, HOST_PREP);
-	__atomic_fetch_sub(&pool->host_prep_pending, 1, __ATOMIC_RELEASE);
 	/* released again meanwhile: nothing left to make huge */
-	if (!(st & HOST_USED))
+	if (!take_prep(pool, pb) || !(pb_host_get(pool, pb) & HOST_USED))
 		return;
 	err = make_pageblock_huge(pool, pb);
 	if (!err)
@@ -381,8 +390,8 @@ static uint64_t report_batch(struct mm_pool *pool, unsigned int min_passes,
 		for_each_pageblock_in(pb, held[i].pfn, held[i].order) {
 			if (pb_host_get(pool, pb) & HOST_USED)
 				released++;
-			pb_host_clear(pool, pb, HOST_USED | HOST_IDLE | HOST_HUGE | HOST_PREP |
-					  HOST_ZERO);
+			(void)take_prep(pool, pb);
+			pb_host_clear(pool, pb, HOST_USED | HOST_IDLE | HOST_HUGE | HOST_ZERO);
 		}
 	}
 	pool->counters.host_released += released;
