@@ -159,7 +159,8 @@ static long alloc_slowpath(struct mm_pool *pool, struct mm_pcp *pcp,
  * @may_move: the request may reclaim and compact, which call back into
  * owners. A caller that holds a lock an owner's callback takes (a VM's
  * fault path under its memory lock) must not: Linux's GFP_NOWAIT. Its
- * slow path only spills the per-thread lists.
+ * slow path only spills the per-thread lists. Only MOVABLE requests come
+ * without it (mm_alloc_nowait): pcp_alloc would claim a block for others.
  */
 static long __mm_alloc(struct mm_pool *pool, struct mm_pcp *pcp, unsigned int order,
 		       enum mm_migratetype mt, uint32_t owner, bool may_move)
@@ -170,8 +171,6 @@ static long __mm_alloc(struct mm_pool *pool, struct mm_pcp *pcp, unsigned int or
 		return -EINVAL;
 	if (pcp && pcp->pool != pool)
 		return -EINVAL;
-	if (!may_move && mt != MIGRATE_MOVABLE)
-		return -EINVAL;	/* pcp_alloc may claim a block for them */
 	if ((!pcp || order) && may_move)
 		claim_block(pool, order, mt);
 	pfn = try_alloc(pool, pcp, order, mt, owner);

@@ -76,6 +76,13 @@ static void pb_host_clear(struct mm_pool *pool, uint64_t pb, uint8_t bits)
 	__atomic_fetch_and(&pool->pb_host[pb], (uint8_t)~bits, __ATOMIC_RELEASE);
 }
 
+/* The first 2 MiB boundary at or above @va. */
+static uint8_t *pageblock_align_up(uint8_t *va)
+{
+	return (uint8_t *)(((uintptr_t)va + MM_PAGEBLOCK_SIZE - 1) &
+			   ~(uintptr_t)(MM_PAGEBLOCK_SIZE - 1));
+}
+
 /*
  * The view of the whole memfd through which frames are read and written
  * starts one page past a 2 MiB boundary on purpose: it can never map a
@@ -95,8 +102,7 @@ int hostmem_init(struct mm_pool *pool, size_t size)
 	va = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (va == MAP_FAILED)
 		return -errno;
-	view = (uint8_t *)((((uintptr_t)va + MM_PAGEBLOCK_SIZE - 1) &
-			    ~(uintptr_t)(MM_PAGEBLOCK_SIZE - 1)) + MM_PAGE_SIZE);
+	view = pageblock_align_up(va) + MM_PAGE_SIZE;
 	if (view - MM_PAGEBLOCK_SIZE >= va)
 		view -= MM_PAGEBLOCK_SIZE;
 	if (view > va)
@@ -197,8 +203,7 @@ static int make_pageblock_huge(struct mm_pool *pool, uint64_t pb)
 		  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (va == MAP_FAILED)
 		return -errno;
-	win = (uint8_t *)(((uintptr_t)va + MM_PAGEBLOCK_SIZE - 1) &
-			  ~(uintptr_t)(MM_PAGEBLOCK_SIZE - 1));
+	win = pageblock_align_up(va);
 	if (mmap(win, MM_PAGEBLOCK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
 		 pool->fd, off) == MAP_FAILED)
 		err = -errno;

@@ -228,21 +228,16 @@ static int __gmem_populate_around(struct vm *vm, struct vm_region *r, uint64_t i
 /*
  * Free blocks the pool keeps for other VMs' first touches, for their
  * assemblies and for unmovable claims, before `auto` falls back to
- * 4 KiB: one sixteenth of the pool's pageblocks, at least two.
+ * 4 KiB: one sixteenth of the pool's pageblocks, at least two. `huge`
+ * keeps none (`4k` never gets here).
  */
 static bool huge_first_allowed(struct vm *vm)
 {
 	uint64_t pageblocks = mm_pool_frames(vm->pool->mm) >> MM_PAGEBLOCK_ORDER;
 	uint64_t watermark = pageblocks / 16 > 2 ? pageblocks / 16 : 2;
 
-	switch (vm->cfg.fault) {
-	case VM_FAULT_HUGE:
-		return true;
-	case VM_FAULT_AUTO:
-		return mm_free_pageblocks(vm->pool->mm) > watermark;
-	default:
-		return false;
-	}
+	return vm->cfg.fault == VM_FAULT_HUGE ||
+	       mm_free_pageblocks(vm->pool->mm) > watermark;
 }
 
 /*
@@ -293,10 +288,7 @@ static int __gmem_populate_huge(struct vm *vm, struct vm_region *r, uint64_t idx
 	for (uint64_t i = 0; i < MM_PAGEBLOCK_PAGES; i++)
 		account_page(vm, r, first + i, block + (long)i);
 	r->huge[range] = RANGE_BLOCK;
-	if (mm_host_collapse(hva) == 0)
-		r->huge[range] = RANGE_PMD;
-	else
-		vm->migstats.collapse_fail++;
+	__vm_range_collapsed(vm, r, range, mm_host_collapse(hva));
 	vm->stats.huge_first++;
 	return 0;
 }

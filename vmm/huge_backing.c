@@ -166,6 +166,21 @@ static int __assemble(struct vm *vm, struct vm_region *r, uint64_t idx0,
 	return 0;
 }
 
+/*
+ * The outcome of MADV_COLLAPSE on range @range (an assembly's, or a huge
+ * first touch's): a PMD unless the range was split meanwhile, or the
+ * failure and why, for the report. mem_lock held.
+ */
+void __vm_range_collapsed(struct vm *vm, struct vm_region *r, uint64_t range, int ret)
+{
+	if (ret) {
+		vm->migstats.collapse_errno = -ret;
+		vm->migstats.collapse_fail++;
+	} else if (r->huge[range] == RANGE_BLOCK) {
+		r->huge[range] = RANGE_PMD;
+	}
+}
+
 int vm_assemble_range(struct vm *vm, uint64_t gpa)
 {
 	struct vm_region *r = gmem_region(vm, gpa, MM_PAGEBLOCK_SIZE);
@@ -201,12 +216,7 @@ int vm_assemble_range(struct vm *vm, uint64_t gpa)
 	}
 	ret = mm_host_collapse(r->hva + (idx0 << MM_PAGE_SHIFT));
 	pthread_mutex_lock(&vm->mem_lock);
-	if (ret) {
-		vm->migstats.collapse_errno = -ret;
-		vm->migstats.collapse_fail++;
-	} else if (r->huge[idx0 / MM_PAGEBLOCK_PAGES] == RANGE_BLOCK) {
-		r->huge[idx0 / MM_PAGEBLOCK_PAGES] = RANGE_PMD;	/* not split meanwhile */
-	}
+	__vm_range_collapsed(vm, r, idx0 / MM_PAGEBLOCK_PAGES, ret);
 	/* under mem_lock, as 4 KiB migrations count theirs: compaction may run beside us */
 	vm->migstats.ranges_assembled++;
 	vm->migstats.ranges_onto_huge += onto_huge;

@@ -11,6 +11,8 @@
 
 /* Back the aligned 2 MiB at @gpa with one order-9 block, live. */
 __must_check int vm_assemble_range(struct vm *vm, uint64_t gpa);
+/* Record MADV_COLLAPSE's answer @ret for a 2 MiB range of @r; mem_lock held. */
+void __vm_range_collapsed(struct vm *vm, struct vm_region *r, uint64_t range, int ret);
 /* Back an assembled 2 MiB range with 4 KiB pages again. */
 __must_check int vm_split_range(struct vm *vm, uint64_t gpa);
 /* The same, mem_lock held, for 2 MiB range number @range of @r. */
