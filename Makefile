@@ -49,6 +49,10 @@ MM_SRCS    := mm/pool.c \
               mm/stats.c
 
 VMM_SRCS   := vmm/pool.c \
+              vmm/pool_wire.c \
+              vmm/pool_client.c \
+              vmm/pool_service.c \
+              vmm/metrics.c \
               vmm/kvm.c \
               vmm/host.c \
               vmm/guest_mem.c \

@@ -273,6 +273,26 @@ int mm_free(struct mm_pool *pool, struct mm_pcp *pcp, uint64_t frame)
 	return err;
 }
 
+int mm_free_owned(struct mm_pool *pool, uint64_t frame, uint32_t owner)
+{
+	int err = -EINVAL;
+
+	if (frame >= pool->nr_frames)
+		return err;
+	pthread_mutex_lock(&pool->lock);
+	if (frame_state(&pool->frames[frame]) == MM_FRAME_ALLOC &&
+	    frame_owner(&pool->frames[frame]) != owner)
+		err = -EPERM;
+	else
+		err = __free_checked(pool, frame);
+	if (err == -EALREADY)
+		pool->counters.double_frees++;
+	else if (err && err != -EBUSY)
+		pool->counters.bad_frees++;
+	pthread_mutex_unlock(&pool->lock);
+	return err;
+}
+
 int mm_frame_info(struct mm_pool *pool, uint64_t frame,
 		  struct mm_frame_info *info)
 {

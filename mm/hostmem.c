@@ -90,15 +90,11 @@ static uint8_t *pageblock_align_up(uint8_t *va)
  * (smaps) is a guest window's, and its touches of a huge block never
  * compete with the guest's mappings. Collapses use a window of their own.
  */
-int hostmem_init(struct mm_pool *pool, size_t size)
+int mm_map_pool_view(int fd, size_t size, uint8_t **out)
 {
 	size_t span = size + MM_PAGEBLOCK_SIZE;
 	uint8_t *va, *view;
 
-	pthread_mutex_init(&pool->host_lock, NULL);
-	pool->pb_host = calloc(pool->nr_pageblocks + 1, 1);
-	if (!pool->pb_host)
-		return -ENOMEM;
 	va = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (va == MAP_FAILED)
 		return -errno;
@@ -110,14 +106,23 @@ int hostmem_init(struct mm_pool *pool, size_t size)
 	if (va + span > view + size)
 		munmap(view + size, (size_t)(va + span - (view + size)));
 	if (mmap(view, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE,
-		 pool->fd, 0) == MAP_FAILED) {
+		 fd, 0) == MAP_FAILED) {
 		int err = -errno;
 
 		munmap(view, size);
 		return err;
 	}
-	pool->base = view;
+	*out = view;
 	return 0;
+}
+
+int hostmem_init(struct mm_pool *pool, size_t size)
+{
+	pthread_mutex_init(&pool->host_lock, NULL);
+	pool->pb_host = calloc(pool->nr_pageblocks + 1, 1);
+	if (!pool->pb_host)
+		return -ENOMEM;
+	return mm_map_pool_view(pool->fd, size, &pool->base);
 }
 
 void hostmem_exit(struct mm_pool *pool)

@@ -173,6 +173,11 @@ int migrate_block(struct mm_pool *pool, uint64_t pfn, uint64_t target)
 	pthread_mutex_lock(&pool->lock);
 	if (ret == 0) {
 		__migration_done(pool, pfn, target);
+	} else if (ret == -EINPROGRESS) {
+		/* undecided: the owner holds both and frees the one it does not use */
+		set_frame_state(t, MM_FRAME_ALLOC);
+		__putback_isolated(pool, pfn);
+		pool->counters.pgmigrate_fail += 1UL << order;
 	} else {
 		set_frame_state(t, MM_FRAME_ALLOC);
 		t->owner = MM_NO_OWNER;

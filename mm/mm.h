@@ -102,6 +102,11 @@ void mm_set_policy(struct mm_pool *pool, unsigned int policy);
  */
 /* The view of the whole pool, never PMD-mapped (so smaps counts guests only). */
 uint8_t *mm_pool_base(const struct mm_pool *pool);
+/*
+ * Such a view of a pool's memfd @fd of @size bytes for another process
+ * (one that received the fd): starts one page off a 2 MiB boundary.
+ */
+__must_check int mm_map_pool_view(int fd, size_t size, uint8_t **out);
 __must_check int mm_page_reporting_start(struct mm_pool *pool,
 					 unsigned int delay_ms);
 void mm_page_reporting_stop(struct mm_pool *pool);
@@ -138,6 +143,11 @@ __must_check int mm_host_collapse(void *addr);
  *          on 0 the allocator frees it and the owner must forget it.
  *
  * UNMOVABLE allocations and pinned ones are never offered to either.
+ *
+ * An owner in another process may not know in time whether it moved the
+ * block: migrate then returns -EINPROGRESS, and both blocks become the
+ * owner's allocations (@new of the same order and type); the owner frees
+ * later whichever of the two it does not use.
  */
 struct mm_owner_ops {
 	int (*migrate)(void *priv, uint64_t old_frame, uint64_t new_frame,
@@ -150,6 +160,14 @@ __must_check int mm_owner_register(struct mm_pool *pool,
 				   void *priv, uint32_t *id);
 /* Waits for a callback in flight; the owner's blocks become immovable. */
 void mm_owner_unregister(struct mm_pool *pool, uint32_t id);
+/*
+ * Free every block @id owns, pinned or not (the owner is gone: a process
+ * that died); returns the pages freed. Blocks being moved are freed when
+ * their move ends. Call after mm_owner_unregister.
+ */
+uint64_t mm_free_owner(struct mm_pool *pool, uint32_t id);
+/* Pages allocated to @id now (a walk of the pool). */
+uint64_t mm_owner_pages(struct mm_pool *pool, uint32_t id);
 /* Pins keep a block in place (a device ring in use). -EAGAIN: being moved. */
 __must_check int mm_pin(struct mm_pool *pool, uint64_t frame);
 __must_check int mm_unpin(struct mm_pool *pool, uint64_t frame);
@@ -214,6 +232,12 @@ __must_check long mm_alloc_nowait(struct mm_pool *pool, struct mm_pcp *pcp,
  */
 __must_check int mm_free(struct mm_pool *pool, struct mm_pcp *pcp,
 			 uint64_t frame);
+
+/*
+ * mm_free for a caller that answers for @owner only (a pool service
+ * serving many processes): -EPERM when the block is not @owner's.
+ */
+__must_check int mm_free_owned(struct mm_pool *pool, uint64_t frame, uint32_t owner);
 
 /*
  * Turn the allocated block at @frame into 2^order order-0 allocations of

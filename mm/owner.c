@@ -44,6 +44,56 @@ void mm_owner_unregister(struct mm_pool *pool, uint32_t id)
 }
 
 /*
+ * A dead owner's pins were its own: they go with it. Its blocks being
+ * moved carry F_FREED and are freed where the move ends, as any free
+ * during a move is. The next block is found before the free merges this
+ * one away.
+ */
+uint64_t mm_free_owner(struct mm_pool *pool, uint32_t id)
+{
+	uint64_t pages = 0, pfn = 0;
+
+	pthread_mutex_lock(&pool->lock);
+	while (pfn < pool->nr_frames) {
+		struct mm_frame *f = &pool->frames[pfn];
+		uint64_t next = next_block(pool, pfn);
+
+		if (frame_state(f) == MM_FRAME_ALLOC && f->owner == id &&
+		    !(frame_flags(f) & F_FREED)) {
+			unsigned int order = f->order;
+
+			frame_clear_flags(f, F_PINNED);
+			f->pins = 0;
+			pool->counters.frees++;
+			if (frame_flags(f) & F_ISOLATED)
+				frame_set_flags(f, F_FREED);
+			else
+				__free_allocated(pool, pfn);
+			pages += 1UL << order;
+		}
+		pfn = next;
+	}
+	pthread_mutex_unlock(&pool->lock);
+	return pages;
+}
+
+uint64_t mm_owner_pages(struct mm_pool *pool, uint32_t id)
+{
+	uint64_t pages = 0;
+
+	pthread_mutex_lock(&pool->lock);
+	for_each_block(pool, pfn, 0, pool->nr_frames) {
+		const struct mm_frame *f = &pool->frames[pfn];
+
+		if (frame_state(f) == MM_FRAME_ALLOC && frame_owner(f) == id &&
+		    !(frame_flags(f) & F_FREED))
+			pages += 1UL << f->order;
+	}
+	pthread_mutex_unlock(&pool->lock);
+	return pages;
+}
+
+/*
  * NULL: no callbacks. Callers about to call one hold owners_lock (read),
  * which keeps a live owner live until they are done.
  */

@@ -17,6 +17,7 @@
 #include "vmm/daemon.h"
 #include "vmm/host.h"
 #include "vmm/kvm.h"
+#include "vmm/pool_service.h"
 #include "vmm/qmp_client.h"
 
 static const char run_usage[] =
@@ -27,6 +28,7 @@ static const char run_usage[] =
 	"                [--huge-rate RANGES_PER_S] [--huge-target PCT]\n"
 	"                [--disk FILE] [--balloon on|off] [--pool-huge on|off]\n"
 	"                [--pool-release-ms MS] [--pool-populate] [--fault huge|4k|auto]\n"
+	"                [--host-pool[=SOCKET] | --own-pool]\n"
 	"Boots a Linux bzImage (x86 boot protocol, ACPI; the guest's poweroff ends\n"
 	"the run with status 0, its reboot restarts it) or a flat payload (DESIGN.md\n"
 	"boot protocol) with guest RAM from a pool of host frames; exits with the\n"
@@ -48,6 +50,9 @@ static const char run_usage[] =
 	"(huge), 64 KiB of 4 KiB pages (4k), or a block while the pool keeps free\n"
 	"blocks above 1/16 of it (auto, the default); --huge off and --huge-target\n"
 	"below 100 leave first touches to 4 KiB pages.\n"
+	"--host-pool: guest RAM is lent by the host's pool service (`gpmm daemon`,\n"
+	"default socket $GPMM_RUN_DIR/pool.sock), shared with every VM process on\n"
+	"the host; used by default when that socket exists (--own-pool: never).\n"
 	"Config keys (INI, top level or [vm]): name ram cpus kernel initrd append\n"
 	"console pool pool_huge pool_release_ms pool_populate fault prefault qmp huge huge_fill\n"
 	"huge_rate huge_target disk disk_readonly balloon.\n";
@@ -64,6 +69,11 @@ static int set_opt(struct vm_config *cfg, const char *key, const char *val)
 }
 
 static bool run_stats;
+
+/* Where `gpmm run` takes guest RAM: the host pool service or a pool of its own. */
+enum host_pool_use { HOST_POOL_AUTO, HOST_POOL_REQUIRED, HOST_POOL_NEVER };
+static enum host_pool_use host_pool;
+static char host_pool_path[108];
 
 static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 			  const char **daemon_sock)
@@ -91,6 +101,8 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 		{ "pool-release-ms", required_argument, NULL, 'r' },
 		{ "pool-populate", no_argument, NULL, 'E' },
 		{ "fault", required_argument, NULL, 'U' },
+		{ "host-pool", optional_argument, NULL, 'O' },
+		{ "own-pool", no_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -143,6 +155,12 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 		case 'r': key = "pool_release_ms"; break;
 		case 'E': cfg->pool_host.populate = true; break;
 		case 'U': key = "fault"; break;
+		case 'O':
+			host_pool = HOST_POOL_REQUIRED;
+			if (optarg)
+				snprintf(host_pool_path, sizeof(host_pool_path), "%s", optarg);
+			break;
+		case 'o': host_pool = HOST_POOL_NEVER; break;
 		case 'h': fputs(run_usage, stdout); return 1;
 		default: fputs(run_usage, stderr); return 2;
 		}
@@ -172,6 +190,36 @@ static void warn_map_count(const struct vm_config *cfg)
 			" (raise it with sysctl vm.max_map_count)\n", pages, max);
 }
 
+/*
+ * The host pool service when asked for, or when its socket exists (said
+ * on stderr either way); else a pool of this VM's own. -EHOSTDOWN: asked
+ * for and not there (said).
+ */
+static int open_pool(struct vm_config *cfg, struct pool **pool)
+{
+	char err[512];
+	int ret;
+
+	if (!host_pool_path[0])
+		snprintf(host_pool_path, sizeof(host_pool_path), "%s/pool.sock", gpmm_run_dir());
+	if (host_pool == HOST_POOL_NEVER ||
+	    (host_pool == HOST_POOL_AUTO && access(host_pool_path, F_OK)))
+		return pool_open_host(cfg->pool_bytes, true, &cfg->pool_host, pool);
+	ret = pool_open_remote(host_pool_path, cfg->name, cfg->ram_bytes, pool, err, sizeof(err));
+	if (!ret) {
+		fprintf(stderr, "gpmm run: guest RAM from the host pool service on %s%s\n",
+			host_pool_path, host_pool == HOST_POOL_AUTO ? " (--own-pool: a pool of its own)" : "");
+		return 0;
+	}
+	if (host_pool == HOST_POOL_REQUIRED) {
+		fprintf(stderr, "gpmm run: host pool: %s\n", err);
+		return -EHOSTDOWN;
+	}
+	fprintf(stderr, "gpmm run: the host pool service on %s did not serve this VM (%s): "
+		"a pool of its own instead\n", host_pool_path, err);
+	return pool_open_host(cfg->pool_bytes, true, &cfg->pool_host, pool);
+}
+
 static int run_foreground(struct vm_config *cfg)
 {
 	struct pool *pool;
@@ -191,7 +239,9 @@ static int run_foreground(struct vm_config *cfg)
 	if (!cfg->qmp_path[0])
 		snprintf(cfg->qmp_path, sizeof(cfg->qmp_path), "%s/%s.qmp",
 			 gpmm_run_dir(), cfg->name);
-	ret = pool_open_host(cfg->pool_bytes, true, &cfg->pool_host, &pool);
+	ret = open_pool(cfg, &pool);
+	if (ret == -EHOSTDOWN)
+		return 1;
 	if (ret) {
 		fprintf(stderr, "gpmm run: cannot create a %llu MiB pool: %s\n",
 			(unsigned long long)(cfg->pool_bytes >> 20),
@@ -327,9 +377,14 @@ int cmd_run(int argc, char **argv)
 static const char daemon_usage[] =
 	"usage: gpmm daemon [--socket PATH] [--pool SIZE] [--buddy]\n"
 	"                   [--pool-huge on|off] [--pool-release-ms MS] [--pool-populate]\n"
+	"                   [--pool-socket PATH|none] [--pool-answer-ms MS] [--metrics FILE]\n"
 	"Owns one pool and serves many VMs; `gpmm run --daemon PATH` starts one.\n"
 	"Speaks QMP on PATH (default $GPMM_RUN_DIR/gpmm.sock, /run/gpmm/gpmm.sock).\n"
-	"--pool-huge, --pool-release-ms and --pool-populate as for gpmm run.\n";
+	"--pool-huge, --pool-release-ms and --pool-populate as for gpmm run.\n"
+	"Lends the pool to VM processes (`gpmm run --host-pool`) on --pool-socket\n"
+	"(default $GPMM_RUN_DIR/pool.sock); one that does not answer a request to\n"
+	"move a page in --pool-answer-ms (default 3000) is treated as pinned.\n"
+	"--metrics keeps FILE in Prometheus' text format, rewritten every second.\n";
 
 int cmd_daemon(int argc, char **argv)
 {
@@ -340,17 +395,24 @@ int cmd_daemon(int argc, char **argv)
 		{ "pool-huge", required_argument, NULL, 'P' },
 		{ "pool-release-ms", required_argument, NULL, 'r' },
 		{ "pool-populate", no_argument, NULL, 'E' },
+		{ "pool-socket", required_argument, NULL, 'S' },
+		{ "pool-answer-ms", required_argument, NULL, 'A' },
+		{ "metrics", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
+	char pool_sock[108], metrics[PATH_MAX] = "";
+	unsigned long answer_ms = 0;
 	struct vm_config host;	/* parses the pool_* keys as gpmm run does */
 	char path[108], err[512];
 	bool grouping = true;
 	struct pool *pool;
 	struct daemon d;
+	char *end;
 	int c, ret;
 
 	snprintf(path, sizeof(path), "%s/gpmm.sock", gpmm_run_dir());
+	snprintf(pool_sock, sizeof(pool_sock), "%s/pool.sock", gpmm_run_dir());
 	config_defaults(&host);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -363,6 +425,15 @@ int cmd_daemon(int argc, char **argv)
 		case 'P': key = "pool_huge"; break;
 		case 'r': key = "pool_release_ms"; break;
 		case 'E': host.pool_host.populate = true; break;
+		case 'S': snprintf(pool_sock, sizeof(pool_sock), "%s", optarg); break;
+		case 'M': snprintf(metrics, sizeof(metrics), "%s", optarg); break;
+		case 'A':
+			answer_ms = strtoul(optarg, &end, 10);
+			if (*end || !answer_ms || answer_ms > 600000) {
+				fprintf(stderr, "gpmm daemon: --pool-answer-ms wants 1..600000\n");
+				return 2;
+			}
+			break;
 		case 'h': fputs(daemon_usage, stdout); return 0;
 		default: fputs(daemon_usage, stderr); return 2;
 		}
@@ -384,13 +455,26 @@ int cmd_daemon(int argc, char **argv)
 		pool_close(pool);
 		return 1;
 	}
+	snprintf(d.metrics_path, sizeof(d.metrics_path), "%s", metrics);
+	if (strcmp(pool_sock, "none") &&
+	    pool_service_start(pool, pool_sock, (unsigned int)answer_ms, &d.svc, err, sizeof(err))) {
+		fprintf(stderr, "gpmm daemon: pool service: %s\n", err);
+		daemon_fini(&d);
+		pool_close(pool);
+		return 1;
+	}
 	d.verbose = true;
+	if (d.svc)
+		fprintf(stderr, "gpmm daemon: lending the pool to VM processes on %s\n", pool_sock);
 	fprintf(stderr, "gpmm daemon: pool %llu MiB (%s), listening on %s\n",
 		(unsigned long long)(pool->size >> 20),
 		pool->host.populate ? "populated: host huge pages, kept" :
 		pool->host.release_ms ? "host memory taken on use, given back when free" :
 		"host memory taken on use, kept", path);
 	daemon_loop(&d);
+	/* the service first: its clients' frames go back before the pool goes */
+	pool_service_stop(d.svc);
+	d.svc = NULL;
 	daemon_fini(&d);
 	pool_close(pool);
 	return 0;

@@ -23,11 +23,19 @@
 
 #include "vmm/assembler.h"
 #include "vmm/daemon.h"
+#include "vmm/pool_client.h"
+#include "vmm/pool_service.h"
 #include "vmm/report.h"
 
 #define CONSOLE_PIPE_SIZE	(1 << 20)
+#define DAEMON_TICK_MS		1000
 
 int daemon_listen(const char *path, char *err, size_t errlen)
+{
+	return unix_listen(path, SOCK_STREAM, err, errlen);
+}
+
+int unix_listen(const char *path, int type, char *err, size_t errlen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	mode_t old;
@@ -38,7 +46,7 @@ int daemon_listen(const char *path, char *err, size_t errlen)
 		return -ENAMETOOLONG;
 	}
 	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	/* a socket nobody answers on is stale: take its place */
@@ -99,6 +107,86 @@ int daemon_init(struct daemon *d, struct pool *pool, const char *sock_path,
 		snprintf(d->sock_path, sizeof(d->sock_path), "%s", sock_path);
 	}
 	return 0;
+}
+
+json_t *daemon_report(struct daemon *d, struct vm **vms, unsigned int nr, bool all, bool map)
+{
+	json_t *procs = all ? pool_service_clients_json(d->svc) : json_array(), *r, *p;
+	uint32_t owners[POOL_SERVICE_MAX_CLIENTS];
+	unsigned int n = 0;
+	size_t i;
+
+	json_array_foreach(procs, i, p)
+		if (n < POOL_SERVICE_MAX_CLIENTS)
+			owners[n++] = (uint32_t)json_integer_value(json_object_get(p, "owner"));
+	r = report_build_owners(d->pool, vms, nr, map, owners, n);
+	if (!r) {
+		json_decref(procs);
+		return NULL;
+	}
+	/* each VM process's own report, with the service's count beside it */
+	json_array_foreach(procs, i, p) {
+		json_t *vm = json_incref(json_object_get(p, "vm"));
+
+		if (!json_is_object(vm)) {
+			json_decref(vm);
+			vm = json_pack("{s:O, s:s}", "name", json_object_get(p, "name"),
+				       "status", "starting");
+		}
+		json_object_del(p, "vm");
+		json_object_set(vm, "process", p);
+		json_array_append_new(json_object_get(r, "vms"), vm);
+	}
+	if (d->svc)
+		json_object_set_new(r, "pool_service", pool_service_json(d->svc));
+	json_decref(procs);
+	return r;
+}
+
+/*
+ * Once every DAEMON_TICK_MS: a VM process tells the pool service how its
+ * VM is (the service's reports show it), and the metrics file is rewritten
+ * (written beside and renamed, so a scraper never reads half of it).
+ */
+static void daemon_tick(struct daemon *d)
+{
+	if (d->pool->client) {
+		for (struct dvm *v = d->vms; v; v = v->next) {
+			json_t *r = v->ended ? NULL : report_build(d->pool, &v->vm, 1, false);
+			json_t *vm = json_array_get(json_object_get(r, "vms"), 0);
+			char *text;
+
+			if (vm) {
+				json_object_set_new(vm, "cached_frames", json_integer(
+					(json_int_t)pool_client_cached(d->pool->client)));
+				text = json_dumps(vm, JSON_COMPACT);
+				if (text)
+					pool_client_report(d->pool->client, text);
+				free(text);
+			}
+			json_decref(r);
+		}
+	}
+	if (d->metrics_path[0]) {
+		struct vm *vms[256];
+		unsigned int nr = 0;
+		char tmp[PATH_MAX + 8];
+		json_t *r;
+		FILE *f;
+
+		for (struct dvm *v = d->vms; v && nr < 256; v = v->next)
+			if (!v->ended)
+				vms[nr++] = v->vm;
+		r = daemon_report(d, vms, nr, true, false);
+		snprintf(tmp, sizeof(tmp), "%s.tmp", d->metrics_path);
+		f = r ? fopen(tmp, "w") : NULL;
+		if (f) {
+			report_write_prometheus(r, f);
+			if (fclose(f) == 0)
+				rename(tmp, d->metrics_path);
+		}
+		json_decref(r);
+	}
 }
 
 struct dvm *daemon_find_vm(struct daemon *d, const char *name)
@@ -288,8 +376,9 @@ static void print_pool(struct daemon *d, const char *when)
 {
 	struct mm_stats st;
 
-	mm_drain_all(d->pool->mm);
-	if (mm_stats(d->pool->mm, &st))
+	if (d->pool->mm)
+		mm_drain_all(d->pool->mm);
+	if (pool_stats(d->pool, &st))
 		return;
 	fprintf(stderr, "\npool %s: %llu of %llu frames free, mixed pageblocks %llu, "
 		"unusable index(9) %.3f\n", when, (unsigned long long)st.free_pages,
@@ -516,6 +605,16 @@ int daemon_loop(struct daemon *d)
 			deliver_keys(v);
 			if (v->keys_len)
 				wait_ms = 20;
+		}
+		if (d->pool->client || d->metrics_path[0]) {
+			uint64_t now = vm_now_ns();
+
+			if (now >= d->next_tick_ns) {
+				daemon_tick(d);
+				d->next_tick_ns = now + DAEMON_TICK_MS * 1000000ULL;
+			}
+			if (wait_ms < 0 || wait_ms > DAEMON_TICK_MS)
+				wait_ms = DAEMON_TICK_MS;
 		}
 
 		for (struct dvm *v = d->vms; v; v = v->next)

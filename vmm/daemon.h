@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdint.h>
 
 #include "vmm/pool.h"
@@ -65,6 +66,9 @@ struct daemon {
 	bool verbose;
 	bool print_stats;	/* pool and VM statistics as each VM ends */
 	struct assembler *assembler;
+	struct pool_service *svc;	/* lends the pool to VM processes, or NULL */
+	char metrics_path[PATH_MAX];	/* Prometheus text, rewritten each tick; "" = none */
+	uint64_t next_tick_ns;
 };
 
 __must_check int daemon_init(struct daemon *d, struct pool *pool, const char *sock_path,
@@ -74,11 +78,19 @@ __must_check int daemon_add_vm(struct daemon *d, const struct vm_config *cfg,
 		  struct conn *owner, bool foreground, struct dvm **out,
 		  char *err, size_t errlen);
 struct dvm *daemon_find_vm(struct daemon *d, const char *name);
+/*
+ * The fragmentation report of @vms (this process's) and, with @all, of
+ * every VM process the pool service lends to, each as its last report of
+ * itself beside the service's own count of its frames.
+ */
+json_t *daemon_report(struct daemon *d, struct vm **vms, unsigned int nr, bool all, bool map);
 int daemon_loop(struct daemon *d);
 void daemon_fini(struct daemon *d);
 
 /* A listening unix socket, mode 0600; replaces a stale socket file. */
 __must_check int daemon_listen(const char *path, char *err, size_t errlen);
+/* The same for a socket @type (SOCK_STREAM, SOCK_SEQPACKET). */
+__must_check int unix_listen(const char *path, int type, char *err, size_t errlen);
 
 /* qmp.c: the wire protocol on one connection */
 void qmp_greet(struct conn *c);

@@ -172,13 +172,13 @@ int __gmem_populate(struct vm *vm, struct vm_region *r, uint64_t idx,
 	if (r->backing[idx] != NIL_FRAME)
 		return 0;
 	/* never compact here: compaction calls back into this VM, for mem_lock */
-	frame = mm_alloc_nowait(vm->pool->mm, pcp, 0, vm->owner);
+	frame = pool_alloc_page(vm->pool, pcp, vm->owner);
 	if (frame < 0)
 		return (int)frame;
 	memset(pool_frame_ptr(vm->pool, frame), 0, MM_PAGE_SIZE);
 	ret = gmem_map(vm, r->hva + (idx << MM_PAGE_SHIFT), frame, MM_PAGE_SIZE);
 	if (ret) {
-		gmem_free_frame(vm, pcp, (uint64_t)frame);
+		gmem_free_frame(vm, pcp, (uint64_t)frame, 0);
 		return ret;
 	}
 	account_page(vm, r, idx, frame);
@@ -209,15 +209,14 @@ static int __gmem_populate_around(struct vm *vm, struct vm_region *r, uint64_t i
 	for (uint64_t i = first; i < first + GMEM_FAULT_AROUND_PAGES; i++)
 		if (r->backing[i] != NIL_FRAME)
 			return __gmem_populate(vm, r, idx, pcp);
-	frame = mm_alloc_nowait(vm->pool->mm, pcp, GMEM_FAULT_AROUND_ORDER, vm->owner);
+	frame = pool_alloc_pages(vm->pool, pcp, GMEM_FAULT_AROUND_ORDER, vm->owner);
 	if (frame < 0)
 		return __gmem_populate(vm, r, idx, pcp);
-	if (mm_split(vm->pool->mm, (uint64_t)frame) ||
-	    (memset(pool_frame_ptr(vm->pool, frame), 0, GMEM_FAULT_AROUND_PAGES << MM_PAGE_SHIFT),
-	     gmem_map(vm, r->hva + (first << MM_PAGE_SHIFT), frame,
-		      GMEM_FAULT_AROUND_PAGES << MM_PAGE_SHIFT))) {
+	memset(pool_frame_ptr(vm->pool, frame), 0, GMEM_FAULT_AROUND_PAGES << MM_PAGE_SHIFT);
+	if (gmem_map(vm, r->hva + (first << MM_PAGE_SHIFT), frame,
+		     GMEM_FAULT_AROUND_PAGES << MM_PAGE_SHIFT)) {
 		for (uint64_t i = 0; i < GMEM_FAULT_AROUND_PAGES; i++)
-			gmem_free_frame(vm, pcp, (uint64_t)frame + i);
+			gmem_free_frame(vm, pcp, (uint64_t)frame + i, 0);
 		return __gmem_populate(vm, r, idx, pcp);
 	}
 	for (uint64_t i = 0; i < GMEM_FAULT_AROUND_PAGES; i++)
@@ -231,13 +230,13 @@ static int __gmem_populate_around(struct vm *vm, struct vm_region *r, uint64_t i
  * 4 KiB: one sixteenth of the pool's pageblocks, at least two. `huge`
  * keeps none (`4k` never gets here).
  */
-static bool huge_first_allowed(struct vm *vm)
+static uint64_t huge_first_keep_free(struct vm *vm)
 {
-	uint64_t pageblocks = mm_pool_frames(vm->pool->mm) >> MM_PAGEBLOCK_ORDER;
-	uint64_t watermark = pageblocks / 16 > 2 ? pageblocks / 16 : 2;
+	uint64_t pageblocks = pool_frames(vm->pool) >> MM_PAGEBLOCK_ORDER;
 
-	return vm->cfg.fault == VM_FAULT_HUGE ||
-	       mm_free_pageblocks(vm->pool->mm) > watermark;
+	if (vm->cfg.fault == VM_FAULT_HUGE)
+		return 0;
+	return pageblocks / 16 > 2 ? pageblocks / 16 : 2;
 }
 
 /*
@@ -257,6 +256,7 @@ static int __gmem_populate_huge(struct vm *vm, struct vm_region *r, uint64_t idx
 {
 	uint64_t range = idx >> MM_PAGEBLOCK_ORDER, first = range << MM_PAGEBLOCK_ORDER;
 	uint8_t *hva = r->hva + (first << MM_PAGE_SHIFT);
+	bool zeroed = false;
 	uint64_t t0;
 	long block;
 
@@ -266,22 +266,19 @@ static int __gmem_populate_huge(struct vm *vm, struct vm_region *r, uint64_t idx
 	    ((r->gpa >> MM_PAGE_SHIFT) + first) % MM_PAGEBLOCK_PAGES ||
 	    first + MM_PAGEBLOCK_PAGES > r->size >> MM_PAGE_SHIFT)
 		return -EAGAIN;
-	block = huge_first_allowed(vm) ?
-		mm_alloc_nowait(vm->pool->mm, NULL, MM_PAGEBLOCK_ORDER, vm->owner) : -ENOMEM;
+	block = pool_alloc_block_nowait(vm->pool, vm->owner, huge_first_keep_free(vm), &zeroed);
 	if (block < 0) {
 		vm->stats.huge_first_fallback++;
 		return -EAGAIN;
 	}
-	/* another thread may have been making blocks huge as this one was taken */
-	mm_pageblock_prepare(vm->pool->mm, (uint64_t)block);
 	t0 = vm_now_ns();
-	if (mm_pageblock_take_zeroed(vm->pool->mm, (uint64_t)block))
+	if (zeroed)
 		vm->stats.huge_first_kernel_zeroed++;
 	else
 		memset(pool_frame_ptr(vm->pool, block), 0, MM_PAGEBLOCK_SIZE);
 	vm->stats.zero_ns += vm_now_ns() - t0;
 	if (gmem_map(vm, hva, (uint64_t)block, MM_PAGEBLOCK_SIZE)) {
-		gmem_free_frame(vm, NULL, (uint64_t)block);
+		gmem_free_frame(vm, NULL, (uint64_t)block, MM_PAGEBLOCK_ORDER);
 		vm->stats.huge_first_fallback++;
 		return -EAGAIN;
 	}
@@ -359,7 +356,7 @@ int vm_remap_page(struct vm *vm, uint64_t gpa, uint64_t new_frame)
 	uint32_t old;
 	int ret;
 
-	if (!r || new_frame >= mm_pool_frames(vm->pool->mm))
+	if (!r || new_frame >= pool_frames(vm->pool))
 		return -EINVAL;
 	pthread_mutex_lock(&vm->lock);
 	ret = vm->state == VM_RUNNING && vm->parked < vm->running_vcpus ? -EBUSY : 0;
@@ -381,7 +378,7 @@ int vm_remap_page(struct vm *vm, uint64_t gpa, uint64_t new_frame)
 	r->backing[idx] = (uint32_t)new_frame;
 	vm->pool->gpa_of[new_frame] = vm->pool->gpa_of[old];
 	vm->pool->gpa_of[old] = 0;
-	gmem_free_frame(vm, NULL, old);
+	gmem_free_frame(vm, NULL, old, 0);
 out:
 	pthread_mutex_unlock(&vm->mem_lock);
 	return ret;
@@ -589,9 +586,9 @@ void gmem_map_back(struct vm *vm, uint8_t *hva, const uint32_t *frames,
  * is a bookkeeping bug of gpmm's, so it is counted where the operator sees
  * it (the report's free_errors), never dropped silently.
  */
-void gmem_free_frame(struct vm *vm, struct mm_pcp *pcp, uint64_t frame)
+void gmem_free_frame(struct vm *vm, struct mm_pcp *pcp, uint64_t frame, unsigned int order)
 {
-	if (mm_free(vm->pool->mm, pcp, frame))
+	if (pool_free(vm->pool, pcp, frame, order))
 		__atomic_add_fetch(&vm->migstats.free_errors, 1, __ATOMIC_RELAXED);
 }
 
@@ -600,15 +597,15 @@ void gmem_free_frame(struct vm *vm, struct mm_pcp *pcp, uint64_t frame)
  * flight) were this VM's and die with it: drop them first, or mm_free
  * answers -EBUSY and a long-lived daemon's pool loses the frame for good.
  */
-static void release_frame(struct vm *vm, uint32_t frame)
+static void release_frame(struct vm *vm, uint32_t frame, unsigned int order)
 {
 	for (int i = 0; i < 1 << 16; i++) {
-		int ret = mm_unpin(vm->pool->mm, frame);
+		int ret = pool_unpin(vm->pool, frame);
 
 		if (ret && ret != -EAGAIN)
 			break;		/* no pin left */
 	}
-	gmem_free_frame(vm, NULL, frame);
+	gmem_free_frame(vm, NULL, frame, order);
 }
 
 void gmem_destroy(struct vm *vm)
@@ -624,8 +621,10 @@ void gmem_destroy(struct vm *vm)
 				continue;
 			vm->pool->gpa_of[frame] = 0;
 			/* a 2 MiB backing is one order-9 block: free it once */
-			if (!r->huge[idx >> MM_PAGEBLOCK_ORDER] || !(idx & (MM_PAGEBLOCK_PAGES - 1)))
-				release_frame(vm, frame);
+			if (!r->huge[idx >> MM_PAGEBLOCK_ORDER])
+				release_frame(vm, frame, 0);
+			else if (!(idx & (MM_PAGEBLOCK_PAGES - 1)))
+				release_frame(vm, frame, MM_PAGEBLOCK_ORDER);
 		}
 		if (r->hva)
 			munmap(r->hva, r->size);
@@ -712,7 +711,7 @@ static int __discard_run(struct vm *vm, struct vm_region *r, uint64_t idx,
 		vm->pool->gpa_of[frame] = 0;
 		r->populated[i >> MM_PAGEBLOCK_ORDER]--;
 		r->given_back[i >> MM_PAGEBLOCK_ORDER] = 1;
-		gmem_free_frame(vm, NULL, frame);
+		gmem_free_frame(vm, NULL, frame, 0);
 	}
 	__atomic_sub_fetch(&vm->stats.populated_pages, n, __ATOMIC_RELAXED);
 	*freed += n;
@@ -740,11 +739,11 @@ static int __discard_pages(struct vm *vm, struct vm_region *r, uint64_t idx,
 			idx++;
 			continue;
 		}
-		pinned = mm_frames_pinned(vm->pool->mm, &r->backing[idx], n, NULL);
+		pinned = pool_frames_pinned(vm->pool, &r->backing[idx], n, NULL);
 		if (pinned) {
 			/* rare: page by page through this run, the pinned ones left */
 			n = 1;
-			pinned = mm_frames_pinned(vm->pool->mm, &r->backing[idx], 1, NULL);
+			pinned = pool_frames_pinned(vm->pool, &r->backing[idx], 1, NULL);
 		}
 		if (pinned) {
 			busy = pinned < 0 ? (int)pinned : -EBUSY;
@@ -769,7 +768,7 @@ static int __discard_block(struct vm *vm, struct vm_region *r, uint64_t range,
 	uint64_t idx0 = range << MM_PAGEBLOCK_ORDER;
 	uint32_t block = r->backing[idx0];
 	uint8_t *hva = r->hva + (idx0 << MM_PAGE_SHIFT);
-	long pinned = mm_frames_pinned(vm->pool->mm, &block, 1, NULL);
+	long pinned = pool_frames_pinned(vm->pool, &block, 1, NULL);
 	int ret;
 
 	if (pinned)
@@ -791,7 +790,7 @@ static int __discard_block(struct vm *vm, struct vm_region *r, uint64_t range,
 	r->populated[range] = 0;
 	r->huge[range] = RANGE_4K;
 	r->given_back[range] = 1;
-	gmem_free_frame(vm, NULL, block);
+	gmem_free_frame(vm, NULL, block, MM_PAGEBLOCK_ORDER);
 	__atomic_add_fetch(&vm->discard.blocks, 1, __ATOMIC_RELAXED);
 	return 0;
 }

@@ -58,7 +58,7 @@ __must_check int gmem_map(struct vm *vm, uint8_t *hva, uint64_t frame, uint64_t 
 void gmem_map_back(struct vm *vm, uint8_t *hva, const uint32_t *frames,
 		   uint64_t n, int why);
 /* Back to the pool; a refusal is counted (migstats.free_errors). */
-void gmem_free_frame(struct vm *vm, struct mm_pcp *pcp, uint64_t frame);
+void gmem_free_frame(struct vm *vm, struct mm_pcp *pcp, uint64_t frame, unsigned int order);
 __must_check int __gmem_populate(struct vm *vm, struct vm_region *r, uint64_t idx,
 		    struct mm_pcp *pcp);
 

@@ -121,7 +121,7 @@ static int __range_ready(struct vm *vm, struct vm_region *r, uint64_t idx0)
 		if (r->backing[idx0 + i] == NIL_FRAME)
 			return -ENOENT;
 	/* one lock round for the 512 frames, not 512 (mm_frame_info each) */
-	pinned = mm_frames_pinned(vm->pool->mm, &r->backing[idx0], MM_PAGEBLOCK_PAGES, &unallocated);
+	pinned = pool_frames_pinned(vm->pool, &r->backing[idx0], MM_PAGEBLOCK_PAGES, &unallocated);
 	if (pinned < 0)
 		return (int)pinned;
 	return pinned || unallocated ? -EBUSY : 0;
@@ -160,7 +160,7 @@ static int __assemble(struct vm *vm, struct vm_region *r, uint64_t idx0,
 		r->backing[idx0 + i] = (uint32_t)(block + i);
 		vm->pool->gpa_of[old[i]] = 0;
 		vm->pool->gpa_of[block + i] = gpa + (i << MM_PAGE_SHIFT) + 1;
-		gmem_free_frame(vm, NULL, old[i]);
+		gmem_free_frame(vm, NULL, old[i], 0);
 	}
 	r->huge[idx0 / MM_PAGEBLOCK_PAGES] = RANGE_BLOCK;
 	return 0;
@@ -195,14 +195,12 @@ int vm_assemble_range(struct vm *vm, uint64_t gpa)
 	if (r->huge[idx0 / MM_PAGEBLOCK_PAGES])
 		return -EALREADY;
 	/* before mem_lock: direct compaction may call back into this VM */
-	block = mm_alloc(vm->pool->mm, NULL, MM_PAGEBLOCK_ORDER, MIGRATE_MOVABLE,
-			 vm->owner);
+	/* a host huge page already: the collapse below copies nothing */
+	block = pool_alloc_block(vm->pool, vm->owner, &onto_huge);
 	if (block < 0) {
 		vm->migstats.assemble_fail_nomem++;
 		return (int)block;
 	}
-	/* a host huge page already: the collapse below copies nothing */
-	onto_huge = mm_pageblock_host_huge(vm->pool->mm, (uint64_t)block);
 	pthread_mutex_lock(&vm->mem_lock);
 	ret = r->huge[idx0 / MM_PAGEBLOCK_PAGES] ? -EALREADY : __range_ready(vm, r, idx0);
 	if (!ret)
@@ -211,7 +209,7 @@ int vm_assemble_range(struct vm *vm, uint64_t gpa)
 	if (ret) {
 		if (ret == -EBUSY)
 			vm->migstats.assemble_fail_busy++;
-		gmem_free_frame(vm, NULL, (uint64_t)block);
+		gmem_free_frame(vm, NULL, (uint64_t)block, MM_PAGEBLOCK_ORDER);
 		return ret;
 	}
 	ret = mm_host_collapse(r->hva + (idx0 << MM_PAGE_SHIFT));
@@ -242,7 +240,7 @@ int __vm_split_range(struct vm *vm, struct vm_region *r, uint64_t range)
 
 	if (!r->huge[range])
 		return -EINVAL;
-	ret = mm_split(vm->pool->mm, r->backing[range << MM_PAGEBLOCK_ORDER]);
+	ret = pool_split(vm->pool, r->backing[range << MM_PAGEBLOCK_ORDER]);
 	if (ret)
 		return ret;
 	r->huge[range] = RANGE_4K;

@@ -259,7 +259,7 @@ static int __migrate_page(struct vm *vm, struct vm_region *r, uint64_t idx,
 	if (from == NIL_FRAME)
 		return -ENOENT;
 	if (r->huge[idx / MM_PAGEBLOCK_PAGES] ||
-	    (mm_frame_info(vm->pool->mm, from, &info) == 0 && info.pins))
+	    (pool_frames_info(vm->pool, &from, 1, &info) == 0 && info.pins))
 		return -EBUSY;
 	ret = migrate_window_open(vm, (uintptr_t)hva, MM_PAGE_SIZE);
 	if (ret)
@@ -289,7 +289,7 @@ int vm_migrate_page(struct vm *vm, uint64_t gpa, uint64_t new_frame,
 	struct vm_region *r = gmem_region(vm, gpa, 1);
 	int ret;
 
-	if (!r || new_frame >= mm_pool_frames(vm->pool->mm))
+	if (!r || new_frame >= pool_frames(vm->pool))
 		return -EINVAL;
 	pthread_mutex_lock(&vm->mem_lock);
 	ret = __migrate_page(vm, r, (gpa - r->gpa) >> MM_PAGE_SHIFT, new_frame, old);
@@ -348,7 +348,7 @@ static int pin_op(struct vm *vm, uint64_t gpa, bool pin)
 	if (r->huge[((gpa - r->gpa) >> MM_PAGE_SHIFT) / MM_PAGEBLOCK_PAGES])
 		frame = r->backing[((gpa - r->gpa) >> MM_PAGE_SHIFT) & ~511ULL];
 	do {
-		ret = pin ? mm_pin(vm->pool->mm, frame) : mm_unpin(vm->pool->mm, frame);
+		ret = pin ? pool_pin(vm->pool, frame) : pool_unpin(vm->pool, frame);
 	} while (ret == -EAGAIN);
 	return ret;
 }

@@ -369,8 +369,8 @@ static json_t *cmd_query_fragmentation(struct conn *c, json_t *args, struct qmp_
 			if (!v->ended)
 				vms[nr++] = v->vm;
 	}
-	r = report_build(c->d->pool, vms, nr, map);
-	return r ? r : fail(e, "GenericError", "out of memory");
+	r = daemon_report(c->d, vms, nr, !c->vm && !name, map);
+	return r ? r : fail(e, "GenericError", "cannot read the pool");
 }
 
 /*

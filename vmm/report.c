@@ -144,26 +144,37 @@ static json_t *host_json(struct pool *pool, const struct mm_stats *st)
  */
 static void vm_frames(struct vm *vm, uint8_t *touched, uint64_t by_type[MIGRATE_TYPES])
 {
+	uint64_t pages = vm_populated_pages(vm) + MM_PAGEBLOCK_PAGES, n = 0;
+	uint32_t *heads = malloc(pages * sizeof(*heads));
+	uint8_t *whole = malloc(pages);
+	struct mm_frame_info *info = malloc(pages * sizeof(*info));
+
 	pthread_mutex_lock(&vm->mem_lock);
-	for (unsigned int i = 0; i < vm->nr_regions; i++) {
+	for (unsigned int i = 0; heads && whole && info && i < vm->nr_regions; i++) {
 		const struct vm_region *r = &vm->regions[i];
 
-		for (uint64_t idx = 0; idx < r->size >> MM_PAGE_SHIFT; idx++) {
+		for (uint64_t idx = 0; idx < r->size >> MM_PAGE_SHIFT && n < pages; idx++) {
 			uint32_t f = r->backing[idx];
 			bool block = r->huge[idx >> MM_PAGEBLOCK_ORDER] != RANGE_4K;
-			struct mm_frame_info info;
 
 			if (f == NIL_FRAME)
 				continue;
 			touched[f >> MM_PAGEBLOCK_ORDER] = 1;
 			if (block && (idx & (MM_PAGEBLOCK_PAGES - 1)))
 				continue;
-			if (mm_frame_info(vm->pool->mm, f, &info) == 0 &&
-			    info.state == MM_FRAME_ALLOC)
-				by_type[info.mt] += block ? MM_PAGEBLOCK_PAGES : 1;
+			whole[n] = block;
+			heads[n++] = f;
 		}
 	}
 	pthread_mutex_unlock(&vm->mem_lock);
+	/* asked in one batch: a round trip of the pool service's, not one a page */
+	if (heads && whole && info && pool_frames_info(vm->pool, heads, n, info) == 0)
+		for (uint64_t i = 0; i < n; i++)
+			if (info[i].state == MM_FRAME_ALLOC)
+				by_type[info[i].mt] += whole[i] ? MM_PAGEBLOCK_PAGES : 1;
+	free(heads);
+	free(whole);
+	free(info);
 }
 
 /*
@@ -343,7 +354,7 @@ static json_t *vm_json(struct vm *vm, const struct walk *w, uint8_t *touched)
 }
 
 /* One character per pageblock, for the picture. */
-static json_t *map_json(const struct walk *w, struct vm **vms, unsigned int nr)
+static json_t *map_json(const struct walk *w, const uint32_t *owners, unsigned int nr)
 {
 	char *types = malloc(w->nr + 1), *owner = malloc(w->nr + 1), *huge = malloc(w->nr + 1);
 	json_t *j;
@@ -361,7 +372,7 @@ static json_t *map_json(const struct walk *w, struct vm **vms, unsigned int nr)
 		types[pb] = !i->used_pages ? '.' : mixed ? 'x' : type_char[i->mt];
 		owner[pb] = i->owner == MM_NO_OWNER ? '.' : i->owner == MM_OWNER_MIXED ? '*' : '?';
 		for (unsigned int v = 0; v < nr && v < 36; v++)
-			if (i->owner == vms[v]->owner)
+			if (i->owner == owners[v])
 				owner[pb] = "0123456789abcdefghijklmnopqrstuvwxyz"[v];
 		huge[pb] = i->whole ? 'H' : '.';
 	}
@@ -376,15 +387,23 @@ static json_t *map_json(const struct walk *w, struct vm **vms, unsigned int nr)
 json_t *report_build(struct pool *pool, struct vm **vms, unsigned int nr,
 		     bool map)
 {
-	struct walk w = { .nr = mm_pool_frames(pool->mm) >> MM_PAGEBLOCK_ORDER };
+	return report_build_owners(pool, vms, nr, map, NULL, 0);
+}
+
+json_t *report_build_owners(struct pool *pool, struct vm **vms, unsigned int nr, bool map,
+			    const uint32_t *others, unsigned int nr_others)
+{
+	uint32_t owners[36];
+	unsigned int nr_owners = 0;
+	struct walk w = { .nr = pool_frames(pool) >> MM_PAGEBLOCK_ORDER };
 	json_t *arr = json_array(), *root;
 	struct mm_stats st;
 	uint8_t *touched;
 
 	w.pbi = calloc(w.nr, sizeof(*w.pbi));
 	touched = calloc(w.nr, 1);
-	if (!w.pbi || !touched || mm_pageblock_walk(pool->mm, collect, &w) ||
-	    mm_stats(pool->mm, &st)) {
+	if (!w.pbi || !touched || pool_pageblock_walk(pool, collect, &w) ||
+	    pool_stats(pool, &st)) {
 		free(w.pbi);
 		free(touched);
 		json_decref(arr);
@@ -393,8 +412,12 @@ json_t *report_build(struct pool *pool, struct vm **vms, unsigned int nr,
 	for (unsigned int i = 0; i < nr; i++)
 		json_array_append_new(arr, vm_json(vms[i], &w, touched));
 	root = json_pack("{s:o, s:o}", "vms", arr, "host", host_json(pool, &st));
+	for (unsigned int i = 0; i < nr && nr_owners < 36; i++)
+		owners[nr_owners++] = vms[i]->owner;
+	for (unsigned int i = 0; i < nr_others && nr_owners < 36; i++)
+		owners[nr_owners++] = others[i];
 	if (map)
-		json_object_set_new(root, "map", map_json(&w, vms, nr));
+		json_object_set_new(root, "map", map_json(&w, owners, nr_owners));
 	free(w.pbi);
 	free(touched);
 	return root;
@@ -546,6 +569,8 @@ static const char *owner_stroke(char o)
 		return "#000000";
 	if (o >= '0' && o <= '9')
 		return vm_colours[(o - '0') % 6];
+	if (o >= 'a' && o <= 'z')
+		return vm_colours[(o - 'a' + 10) % 6];
 	return "#607d8b";
 }
 

@@ -51,7 +51,7 @@ const char *vm_state_name(enum vm_state state)
 static int check_config(const struct vm_config *cfg, struct pool *pool,
 			char *err, size_t errlen)
 {
-	uint64_t pool_bytes = mm_pool_frames(pool->mm) << MM_PAGE_SHIFT;
+	uint64_t pool_bytes = pool->size;
 
 	if (cfg->cpus < 1 || cfg->cpus > VM_MAX_CPUS) {
 		snprintf(err, errlen, "cpus must be 1..%d, not %u", VM_MAX_CPUS, cfg->cpus);
@@ -147,9 +147,9 @@ int vm_create(const struct vm_config *cfg, struct pool *pool,
 	vcpu_install_kick_signal();
 
 	/* guest RAM is MOVABLE: compaction may move it through this owner */
-	ret = mm_owner_register(pool->mm, &vm_ram_owner_ops, vm, &vm->owner);
+	ret = pool_owner_register(pool, &vm_ram_owner_ops, vm, &vm->owner);
 	if (!ret)
-		ret = mm_pcp_create(pool->mm, &vm->mem_pcp);
+		ret = pool_pcp_create(pool, &vm->mem_pcp);
 	if (!ret)
 		ret = create_kvm_vm(vm, err, errlen);
 	if (!ret)
@@ -262,7 +262,7 @@ void vm_destroy(struct vm *vm)
 	vm_wait(vm);
 	/* no callback may reach this VM from here on */
 	if (vm->owner)
-		mm_owner_unregister(vm->pool->mm, vm->owner);
+		pool_owner_unregister(vm->pool, vm->owner);
 	gmem_uffd_stop(vm);
 	for (unsigned int i = 0; vm->vcpus && i < vm->nr_vcpus; i++)
 		vcpu_exit(&vm->vcpus[i]);
@@ -270,7 +270,7 @@ void vm_destroy(struct vm *vm)
 	gmem_destroy(vm);
 	if (vm->fd >= 0)
 		close(vm->fd);
-	mm_pcp_destroy(vm->mem_pcp);
+	pool_pcp_destroy(vm->mem_pcp);
 	free(vm->vcpus);
 	pthread_mutex_destroy(&vm->mem_lock);
 	pthread_mutex_destroy(&vm->mig.lock);

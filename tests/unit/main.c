@@ -22,6 +22,7 @@ int register_owner_suite(void);
 int register_compaction_suite(void);
 int register_lumpy_suite(void);
 int register_hostmem_suite(void);
+int register_pool_service_suite(void);
 
 static int (*const suites[])(void) = {
 	register_buddy_suite,
@@ -37,6 +38,7 @@ static int (*const suites[])(void) = {
 	register_compaction_suite,
 	register_lumpy_suite,
 	register_hostmem_suite,
+	register_pool_service_suite,
 };
 
 /*

@@ -1,0 +1,571 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pool service and its clients (vmm/pool_service.c, pool_client.c),
+ * without KVM: clients here are forked processes or raw sockets that hold
+ * frames the way a VM process does. What a client holds is read from the
+ * pool's own walk (mm_owner_pages), never from the service's or the
+ * client's counts, so the two sides are checked against each other.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <CUnit/CUnit.h>
+
+#include "tests/suite.h"
+#include "vmm/pool.h"
+#include "vmm/pool_client.h"
+#include "vmm/pool_proto.h"
+#include "vmm/pool_service.h"
+
+struct svc_fixture {
+	struct pool *pool;
+	struct pool_service *svc;
+	char path[108];
+};
+
+static bool fixture_up(struct svc_fixture *f, unsigned int mib, unsigned int answer_ms)
+{
+	static unsigned int n;
+	struct pool_host host = { .huge = false };
+	char err[256];
+
+	snprintf(f->path, sizeof(f->path), "/tmp/gpmm-unit-pool-%d-%u.sock", getpid(), n++);
+	if (pool_open_host((uint64_t)mib << 20, true, &host, &f->pool))
+		return false;
+	if (pool_service_start(f->pool, f->path, answer_ms, &f->svc, err, sizeof(err))) {
+		fprintf(stderr, "pool service: %s\n", err);
+		pool_close(f->pool);
+		return false;
+	}
+	return true;
+}
+
+static void fixture_down(struct svc_fixture *f)
+{
+	pool_service_stop(f->svc);
+	pool_close(f->pool);
+}
+
+static struct pool_client *connect_client(struct svc_fixture *f, const char *name,
+					  uint64_t ram, struct pool_client_info *info)
+{
+	struct pool_client *c = NULL;
+	char err[256];
+
+	if (pool_client_connect(f->path, name, ram, &c, info, err, sizeof(err))) {
+		fprintf(stderr, "connect: %s\n", err);
+		return NULL;
+	}
+	return c;
+}
+
+static uint64_t free_pages(struct svc_fixture *f)
+{
+	struct mm_stats st;
+
+	mm_drain_all(f->pool->mm);
+	return mm_stats(f->pool->mm, &st) ? 0 : st.free_pages;
+}
+
+static json_int_t service_counter(struct svc_fixture *f, const char *key)
+{
+	json_t *j = pool_service_json(f->svc);
+	json_int_t v = json_integer_value(json_object_get(j, key));
+
+	json_decref(j);
+	return v;
+}
+
+/* Wait (bounded by count, not speed) until the service serves @n clients. */
+static bool wait_clients(struct svc_fixture *f, json_int_t n)
+{
+	for (int i = 0; i < 3000; i++) {
+		if (service_counter(f, "clients") == n)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+static void test_borrow_and_return(void)
+{
+	struct svc_fixture f;
+	struct pool_client_info info;
+	struct pool_client *c;
+	uint32_t frames[64];
+	uint64_t before;
+	long n;
+
+	CU_ASSERT_FATAL(fixture_up(&f, 64, 0));
+	before = free_pages(&f);
+	c = connect_client(&f, "a", 16 << 20, &info);
+	CU_ASSERT_FATAL(c != NULL);
+	CU_ASSERT_EQUAL(info.frames, (64 << 20) >> MM_PAGE_SHIFT);
+	n = pool_client_alloc(c, 0, 64, POOL_ALLOC_NOWAIT, frames, NULL);
+	CU_ASSERT_EQUAL(n, 64);
+	/* the pool's walk, not the service's count */
+	CU_ASSERT_EQUAL(mm_owner_pages(f.pool->mm, info.owner), 64);
+	for (int i = 0; i < 64; i++)
+		CU_ASSERT_EQUAL(pool_client_free(c, frames[i], 0), 0);
+	CU_ASSERT_EQUAL(pool_client_cached(c), 64);
+	/* pages come from the cache first, then in batches */
+	for (int i = 0; i < 200; i++)
+		CU_ASSERT(pool_client_page(c) >= 0);
+	CU_ASSERT_EQUAL(mm_owner_pages(f.pool->mm, info.owner), 200 + pool_client_cached(c));
+	n = pool_client_alloc(c, MM_PAGEBLOCK_ORDER, 1, POOL_ALLOC_NOWAIT | POOL_ALLOC_PREPARE,
+			      frames, NULL);
+	CU_ASSERT_EQUAL(n, 1);
+	CU_ASSERT_EQUAL(frames[0] % MM_PAGEBLOCK_PAGES, 0);
+	CU_ASSERT_EQUAL(pool_client_free(c, frames[0], MM_PAGEBLOCK_ORDER), 0);
+	pool_client_close(c);
+	/* its socket closed: what it still held went back */
+	CU_ASSERT(wait_clients(&f, 0));
+	CU_ASSERT_EQUAL(mm_owner_pages(f.pool->mm, info.owner), 0);
+	CU_ASSERT_EQUAL(free_pages(&f), before);
+	fixture_down(&f);
+}
+
+/*
+ * A forked VM-like client: takes @pages frames, writes each its own
+ * pattern through its mapping of the pool, answers moves by copying, and
+ * on a byte from @cmd checks every pattern (exit 0 when all hold).
+ */
+struct holder {
+	uint8_t *base;
+	uint32_t *frames;
+	uint64_t n;
+};
+
+static int holder_migrate(void *priv, uint64_t old, uint64_t new, unsigned int order)
+{
+	struct holder *h = priv;
+
+	if (order)
+		return -EBUSY;
+	for (uint64_t i = 0; i < h->n; i++)
+		if (h->frames[i] == old) {
+			memcpy(h->base + (new << MM_PAGE_SHIFT), h->base + (old << MM_PAGE_SHIFT),
+			       MM_PAGE_SIZE);
+			__atomic_store_n(&h->frames[i], (uint32_t)new, __ATOMIC_RELEASE);
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static const struct mm_owner_ops holder_ops = { .migrate = holder_migrate };
+
+static bool pattern_ok(const uint8_t *p, uint64_t i)
+{
+	for (size_t k = 0; k < MM_PAGE_SIZE; k += 512)
+		if (p[k] != (uint8_t)(i * 7 + 1))
+			return false;
+	return true;
+}
+
+static void holder_main(const char *path, uint64_t pages, bool scatter, int ready, int cmd)
+{
+	struct pool_client_info info;
+	struct pool_client *c;
+	struct holder h = { 0 };
+	uint32_t *all = NULL;
+	char err[256], b;
+	int ok = 1;
+
+	if (pool_client_connect(path, "holder", (pages * 2 * MM_PAGE_SIZE + MM_PAGEBLOCK_SIZE) &
+				~(MM_PAGEBLOCK_SIZE - 1), &c, &info, err, sizeof(err)) ||
+	    mm_map_pool_view(info.pool_fd, info.frames << MM_PAGE_SHIFT, &h.base))
+		_exit(2);
+	h.frames = calloc(pages, sizeof(*h.frames));
+	all = calloc(pages * 2, sizeof(*all));
+	/* scatter: take twice as many and give every other one back */
+	for (uint64_t got = 0; got < (scatter ? pages * 2 : pages);) {
+		uint64_t want = (scatter ? pages * 2 : pages) - got;
+		long n = pool_client_alloc(c, 0, want < 256 ? (unsigned int)want : 256,
+					   POOL_ALLOC_NOWAIT, all + got, NULL);
+
+		if (n <= 0)
+			_exit(3);
+		got += (uint64_t)n;
+	}
+	for (uint64_t i = 0; i < pages; i++) {
+		h.frames[i] = all[scatter ? 2 * i : i];
+		if (scatter && pool_client_free(c, all[2 * i + 1], 0))
+			_exit(4);
+		memset(h.base + ((uint64_t)h.frames[i] << MM_PAGE_SHIFT), (int)(i * 7 + 1),
+		       MM_PAGE_SIZE);
+	}
+	if (pool_client_drain(c))
+		_exit(5);
+	h.n = pages;
+	pool_client_set_owner(c, &holder_ops, &h);
+	if (write(ready, "r", 1) != 1)
+		_exit(6);
+	if (read(cmd, &b, 1) != 1)
+		_exit(7);
+	pool_client_set_owner(c, NULL, NULL);
+	for (uint64_t i = 0; i < pages; i++)
+		ok &= pattern_ok(h.base + ((uint64_t)h.frames[i] << MM_PAGE_SHIFT), i);
+	_exit(ok ? 0 : 1);
+}
+
+struct holder_proc {
+	pid_t pid;
+	int ready, cmd;
+};
+
+static bool holder_start(struct svc_fixture *f, uint64_t pages, bool scatter,
+			 struct holder_proc *hp)
+{
+	int r[2], c[2];
+	char b;
+
+	if (pipe(r) || pipe(c))
+		return false;
+	hp->pid = fork();
+	if (hp->pid == 0) {
+		close(r[0]);
+		close(c[1]);
+		holder_main(f->path, pages, scatter, r[1], c[0]);
+	}
+	close(r[1]);
+	close(c[0]);
+	hp->ready = r[0];
+	hp->cmd = c[1];
+	return hp->pid > 0 && read(hp->ready, &b, 1) == 1;
+}
+
+static int holder_finish(struct holder_proc *hp)
+{
+	int status = -1;
+
+	if (write(hp->cmd, "c", 1) != 1)
+		kill(hp->pid, SIGKILL);
+	waitpid(hp->pid, &status, 0);
+	close(hp->ready);
+	close(hp->cmd);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void test_compaction_moves_other_processes_pages(void)
+{
+	struct svc_fixture f;
+	struct holder_proc hp;
+	struct mm_stats st;
+	uint64_t moved;
+
+	CU_ASSERT_FATAL(fixture_up(&f, 64, 0));
+	/* 8 MiB scattered over 16 MiB of pageblocks: every other page */
+	CU_ASSERT_FATAL(holder_start(&f, 2048, true, &hp));
+	mm_compact_all(f.pool->mm);
+	CU_ASSERT_FATAL(mm_stats(f.pool->mm, &st) == 0);
+	moved = st.counters.pgmigrate_success;
+	CU_ASSERT(moved >= 512);
+	/* every page kept its contents through the moves, checked by its owner */
+	CU_ASSERT_EQUAL(holder_finish(&hp), 0);
+	CU_ASSERT(wait_clients(&f, 0));
+	CU_ASSERT_EQUAL(free_pages(&f), (64 << 20) >> MM_PAGE_SHIFT);
+	fixture_down(&f);
+}
+
+static void test_killed_client_gives_everything_back(void)
+{
+	struct svc_fixture f;
+	struct holder_proc hp;
+	uint64_t before;
+
+	CU_ASSERT_FATAL(fixture_up(&f, 64, 0));
+	before = free_pages(&f);
+	CU_ASSERT_FATAL(holder_start(&f, 3000, true, &hp));
+	CU_ASSERT(free_pages(&f) < before - 2900);
+	kill(hp.pid, SIGKILL);
+	holder_finish(&hp);
+	CU_ASSERT(wait_clients(&f, 0));
+	CU_ASSERT_EQUAL(free_pages(&f), before);
+	CU_ASSERT(service_counter(&f, "frames_reclaimed") >= 3000);
+	fixture_down(&f);
+}
+
+static void test_quota_and_admission(void)
+{
+	struct svc_fixture f;
+	struct pool_client_info ia, ib;
+	struct pool_client *a, *b, *c;
+	uint32_t frames[1024];
+	uint64_t got = 0;
+	char err[256];
+	long n;
+
+	CU_ASSERT_FATAL(fixture_up(&f, 64, 0));
+	a = connect_client(&f, "greedy", 8 << 20, &ia);
+	CU_ASSERT_FATAL(a != NULL);
+	/* asks for every frame: stops at its RAM and the slack */
+	while ((n = pool_client_alloc(a, 0, 1024, POOL_ALLOC_NOWAIT, frames, NULL)) > 0)
+		got += (uint64_t)n;
+	CU_ASSERT_EQUAL(n, -EDQUOT);
+	CU_ASSERT(got <= ia.quota);
+	CU_ASSERT_EQUAL(mm_owner_pages(f.pool->mm, ia.owner), got);
+	/* another VM still gets its frames */
+	b = connect_client(&f, "other", 16 << 20, &ib);
+	CU_ASSERT_FATAL(b != NULL);
+	CU_ASSERT_EQUAL(pool_client_alloc(b, 0, 1024, POOL_ALLOC_NOWAIT, frames, NULL), 1024);
+	/* and may not give back frames that are not its own */
+	CU_ASSERT(pool_client_free(b, 0, MM_PAGEBLOCK_ORDER) != 0 ||
+		  mm_owner_pages(f.pool->mm, ia.owner) == got);
+	CU_ASSERT_EQUAL(mm_owner_pages(f.pool->mm, ia.owner), got);
+	/* more RAM than the pool has left to lend: refused, with the reason */
+	CU_ASSERT(pool_client_connect(f.path, "big", 48 << 20, &c, &ib, err, sizeof(err)) < 0);
+	CU_ASSERT(strstr(err, "do not fit") != NULL);
+	pool_client_close(a);
+	pool_client_close(b);
+	CU_ASSERT(wait_clients(&f, 0));
+	CU_ASSERT_EQUAL(free_pages(&f), (64 << 20) >> MM_PAGE_SHIFT);
+	fixture_down(&f);
+}
+
+static int raw_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * A client by hand: HELLO with its two sockets; *@cb is ours to answer
+ * on; the slow channel's end is kept open (closing it ends the client).
+ */
+static int raw_slow_end[8], raw_slow_n;
+
+static int raw_hello(const char *path, uint64_t ram, int *cb, uint32_t *owner)
+{
+	struct pool_msg *m = calloc(1, POOL_MSG_MAX);
+	int fd = raw_connect(path), cbp[2], slow[2], theirs[2], pool_fd = -1;
+	ssize_t len;
+
+	if (fd < 0 || !m || socketpair(AF_UNIX, SOCK_SEQPACKET, 0, cbp) ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET, 0, slow))
+		return -1;
+	*m = (struct pool_msg){ .op = POOL_HELLO, .a = { POOL_PROTO_VERSION, ram, 1 } };
+	theirs[0] = cbp[1];
+	theirs[1] = slow[1];
+	if (pool_wire_send(fd, m, sizeof(*m), theirs, 2))
+		return -1;
+	close(cbp[1]);
+	close(slow[1]);
+	raw_slow_end[raw_slow_n++ % 8] = slow[0];
+	len = pool_wire_recv(fd, m, POOL_MSG_MAX, &pool_fd, 1);
+	if (len < (ssize_t)sizeof(*m) || m->ret)
+		return -1;
+	close(pool_fd);
+	*cb = cbp[0];
+	*owner = (uint32_t)m->a[1];
+	free(m);
+	return fd;
+}
+
+static int raw_call(int fd, struct pool_msg *m, size_t len)
+{
+	if (pool_wire_send(fd, m, len, NULL, 0) || pool_wire_wait(fd, 10000) <= 0)
+		return -EIO;
+	return pool_wire_recv(fd, m, POOL_MSG_MAX, NULL, 0) < (ssize_t)sizeof(*m) ? -EIO : m->ret;
+}
+
+static void test_hostile_clients(void)
+{
+	static int fds[1000];
+	struct pool_msg *m = calloc(1, POOL_MSG_MAX);
+	struct svc_fixture f;
+	struct pool_client_info info;
+	struct pool_client *good;
+	uint32_t frames[64], owner;
+	int fd, cb, open_fds = 0;
+
+	CU_ASSERT_FATAL(m != NULL);
+	CU_ASSERT_FATAL(fixture_up(&f, 64, 0));
+	good = connect_client(&f, "good", 8 << 20, &info);
+	CU_ASSERT_FATAL(good != NULL);
+	/* garbage instead of HELLO, and a HELLO without its sockets */
+	fd = raw_connect(f.path);
+	CU_ASSERT(write(fd, "GET / HTTP/1.0\r\n\r\n", 18) == 18);
+	CU_ASSERT(pool_wire_wait(fd, 10000) == 1);
+	close(fd);
+	fd = raw_connect(f.path);
+	*m = (struct pool_msg){ .op = POOL_HELLO, .a = { POOL_PROTO_VERSION, 2 << 20 } };
+	CU_ASSERT(raw_call(fd, m, sizeof(*m)) < 0);
+	close(fd);
+	/* a thousand connections that say nothing: the service caps them */
+	for (int i = 0; i < 1000; i++) {
+		fds[i] = raw_connect(f.path);
+		open_fds += fds[i] >= 0;
+	}
+	/* the VM already served keeps being served meanwhile */
+	CU_ASSERT_EQUAL(pool_client_alloc(good, 0, 64, POOL_ALLOC_NOWAIT, frames, NULL), 64);
+	for (int i = 0; i < 1000; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	CU_ASSERT(service_counter(&f, "refused") >= 1000 - POOL_SERVICE_MAX_CLIENTS);
+	/* a client that said HELLO, then half messages, garbage, others' frames */
+	fd = raw_hello(f.path, 4 << 20, &cb, &owner);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT(wait_clients(&f, 2));
+	CU_ASSERT_EQUAL(raw_call(fd, m, 7), -EPROTO);
+	memset(m, 0xff, sizeof(*m) + 64);
+	CU_ASSERT_EQUAL(raw_call(fd, m, sizeof(*m) + 64), -EPROTO);
+	*m = (struct pool_msg){ .op = POOL_FREE, .n = 2 };
+	memcpy(m->data, frames, 2 * sizeof(uint32_t));
+	CU_ASSERT_EQUAL(raw_call(fd, m, sizeof(*m) + 2 * sizeof(uint32_t)), 0);
+	CU_ASSERT_EQUAL(m->a[0], 2);	/* both refused: "good"'s */
+	*m = (struct pool_msg){ .op = POOL_FREE, .n = 5000 };
+	CU_ASSERT_EQUAL(raw_call(fd, m, sizeof(*m)), -EPROTO);
+	*m = (struct pool_msg){ .op = POOL_ALLOC, .a = { 10, 1, POOL_ALLOC_NOWAIT } };
+	CU_ASSERT_EQUAL(raw_call(fd, m, sizeof(*m)), -EINVAL);
+	*m = (struct pool_msg){ .op = POOL_SPLIT, .a = { frames[0] } };
+	CU_ASSERT_EQUAL(raw_call(fd, m, sizeof(*m)), -EPERM);
+	*m = (struct pool_msg){ .op = POOL_WALK, .a = { 1ULL << 40 } };
+	CU_ASSERT_EQUAL(raw_call(fd, m, sizeof(*m)), -EINVAL);
+	CU_ASSERT_EQUAL(mm_owner_pages(f.pool->mm, info.owner), 64);
+	CU_ASSERT(service_counter(&f, "bad_messages") >= 3);
+	close(fd);
+	close(cb);
+	close(raw_slow_end[--raw_slow_n % 8]);
+	/* still whole: the good client's frames and nothing else */
+	CU_ASSERT(wait_clients(&f, 1));
+	CU_ASSERT_EQUAL(free_pages(&f), ((64 << 20) >> MM_PAGE_SHIFT) - 64);
+	pool_client_close(good);
+	CU_ASSERT(wait_clients(&f, 0));
+	CU_ASSERT_EQUAL(free_pages(&f), (64 << 20) >> MM_PAGE_SHIFT);
+	fixture_down(&f);
+	free(m);
+}
+
+struct answerer {
+	int cb;
+	bool stop;
+	unsigned int answered;	/* atomic */
+	pthread_t t;
+};
+
+/* Refuses every move asked of it, the late one included. */
+static void *answer_busy(void *arg)
+{
+	struct answerer *a = arg;
+	struct pool_msg m;
+
+	while (!__atomic_load_n(&a->stop, __ATOMIC_ACQUIRE)) {
+		if (pool_wire_wait(a->cb, 50) <= 0)
+			continue;
+		if (pool_wire_recv(a->cb, &m, sizeof(m), NULL, 0) != sizeof(m))
+			break;
+		m.ret = -EBUSY;
+		if (pool_wire_send(a->cb, &m, sizeof(m), NULL, 0))
+			break;
+		__atomic_add_fetch(&a->answered, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/*
+ * A client that does not answer a move is treated as pinned: compaction
+ * goes on without it, and the block it may have moved to stays its own
+ * until its answer says which one it kept.
+ */
+static void test_silent_client_is_pinned(void)
+{
+	struct pool_msg *m = calloc(1, POOL_MSG_MAX);
+	struct answerer ans = { .cb = -1 };
+	struct svc_fixture f;
+	uint32_t owner, frames[512];
+	int fd, cb;
+
+	CU_ASSERT_FATAL(m != NULL);
+	CU_ASSERT_FATAL(fixture_up(&f, 32, 100));
+	fd = raw_hello(f.path, 4 << 20, &cb, &owner);
+	CU_ASSERT_FATAL(fd >= 0);
+	/* every other page of 4 MiB: compaction wants to move half */
+	*m = (struct pool_msg){ .op = POOL_ALLOC, .a = { 0, 1024, POOL_ALLOC_NOWAIT } };
+	CU_ASSERT_FATAL(raw_call(fd, m, sizeof(*m)) == 0 && m->n == 1024);
+	for (int i = 0; i < 512; i++)
+		frames[i] = ((uint32_t *)m->data)[2 * i + 1];
+	*m = (struct pool_msg){ .op = POOL_FREE, .n = 512 };
+	memcpy(m->data, frames, sizeof(frames));
+	CU_ASSERT_FATAL(raw_call(fd, m, sizeof(*m) + sizeof(frames)) == 0);
+	mm_compact_all(f.pool->mm);
+	/* one move asked, not answered: both blocks are the client's */
+	CU_ASSERT_EQUAL(service_counter(&f, "moves_timed_out"), 1);
+	CU_ASSERT_EQUAL(mm_owner_pages(f.pool->mm, owner), 513);
+	/* it answers at last (it kept the old one); the next move settles it */
+	ans.cb = cb;
+	CU_ASSERT_FATAL(pthread_create(&ans.t, NULL, answer_busy, &ans) == 0);
+	for (int i = 0; i < 1000 && !__atomic_load_n(&ans.answered, __ATOMIC_ACQUIRE); i++)
+		usleep(10000);
+	mm_compact_all(f.pool->mm);
+	__atomic_store_n(&ans.stop, true, __ATOMIC_RELEASE);
+	pthread_join(ans.t, NULL);
+	CU_ASSERT_EQUAL(service_counter(&f, "moves_timed_out"), 1);
+	CU_ASSERT_EQUAL(mm_owner_pages(f.pool->mm, owner), 512);
+	close(fd);
+	close(cb);
+	close(raw_slow_end[--raw_slow_n % 8]);
+	CU_ASSERT(wait_clients(&f, 0));
+	CU_ASSERT_EQUAL(free_pages(&f), (32 << 20) >> MM_PAGE_SHIFT);
+	fixture_down(&f);
+	free(m);
+}
+
+static void test_service_gone(void)
+{
+	struct svc_fixture f;
+	struct pool_client_info info;
+	struct pool_client *c;
+	long frame, again;
+
+	CU_ASSERT_FATAL(fixture_up(&f, 32, 0));
+	c = connect_client(&f, "orphan", 4 << 20, &info);
+	CU_ASSERT_FATAL(c != NULL);
+	frame = pool_client_page(c);
+	CU_ASSERT_FATAL(frame >= 0);
+	pool_service_stop(f.svc);
+	f.svc = NULL;
+	/* drain what the batch left, then it cannot grow */
+	while (pool_client_cached(c))
+		CU_ASSERT(pool_client_page(c) >= 0);
+	CU_ASSERT_EQUAL(pool_client_page(c), -ESHUTDOWN);
+	CU_ASSERT(pool_client_gone(c));
+	/* what it frees it keeps, and uses again */
+	CU_ASSERT_EQUAL(pool_client_free(c, (uint64_t)frame, 0), 0);
+	again = pool_client_page(c);
+	CU_ASSERT_EQUAL(again, frame);
+	pool_client_close(c);
+	pool_close(f.pool);
+}
+
+static const struct suite_test tests[] = {
+	{ "a client borrows and returns frames", test_borrow_and_return },
+	{ "compaction moves another process's pages", test_compaction_moves_other_processes_pages },
+	{ "a killed client gives everything back", test_killed_client_gives_everything_back },
+	{ "quota and admission", test_quota_and_admission },
+	{ "hostile clients", test_hostile_clients },
+	{ "a silent client is treated as pinned", test_silent_client_is_pinned },
+	{ "the service gone: a VM keeps what it has", test_service_gone },
+};
+
+int register_pool_service_suite(void)
+{
+	return SUITE("pool_service", tests);
+}
