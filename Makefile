@@ -53,6 +53,7 @@ VMM_SRCS   := vmm/pool.c \
               vmm/pool_client.c \
               vmm/pool_service.c \
               vmm/metrics.c \
+              vmm/cmd_fragment.c \
               vmm/kvm.c \
               vmm/host.c \
               vmm/guest_mem.c \

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -203,20 +204,64 @@ static const char fault_usage[] =
 	"of RAM the host's time to back it, beside the host kernel's own first\n"
 	"touch of anonymous memory with THP and with 4 KiB pages (probed in this\n"
 	"process, same size). Then the whole `gpmm run` process time of each mode\n"
-	"(fork to exit), and what the vCPU pays per demand fault.\n";
+	"(fork to exit), and what the vCPU pays per demand fault. The demand modes\n"
+	"run twice: on a pool of this process's own and on the pool of a host pool\n"
+	"service (a `gpmm daemon` started for the purpose, another process), side\n"
+	"by side; and the allocator's metadata for a 16 GiB pool is measured.\n";
 
-enum fault_kind { FK_4K, FK_HUGE, FK_PREFAULT, NR_FK };
+enum fault_kind { FK_4K, FK_HUGE, FK_PREFAULT, FK_4K_SVC, FK_HUGE_SVC, NR_FK };
 
 static const struct {
 	const char *name;
 	bool prefault;
 	enum vm_fault_policy fault;
 	const char *arg;
+	bool service;		/* on the host pool service's pool */
 } fault_kinds[NR_FK] = {
-	[FK_4K] = { "--fault 4k", false, VM_FAULT_4K, "4k" },
-	[FK_HUGE] = { "--fault huge", false, VM_FAULT_HUGE, "huge" },
-	[FK_PREFAULT] = { "--prefault", true, VM_FAULT_4K, NULL },
+	[FK_4K] = { "gpmm --fault 4k", false, VM_FAULT_4K, "4k" },
+	[FK_HUGE] = { "gpmm --fault huge", false, VM_FAULT_HUGE, "huge" },
+	[FK_PREFAULT] = { "gpmm --prefault", true, VM_FAULT_4K, NULL },
+	[FK_4K_SVC] = { "  on the service: 4k", false, VM_FAULT_4K, "4k", true },
+	[FK_HUGE_SVC] = { "  on the service: huge", false, VM_FAULT_HUGE, "huge", true },
 };
+
+/* The pool service of this benchmark: a `gpmm daemon` of its own. */
+static char svc_sock[108];
+static pid_t svc_pid;
+
+static int service_start(uint64_t pool_bytes)
+{
+	char pool_arg[32], ctl[108];
+
+	snprintf(svc_sock, sizeof(svc_sock), "/tmp/gpmm-bench-fault-%d.pool", (int)getpid());
+	snprintf(ctl, sizeof(ctl), "/tmp/gpmm-bench-fault-%d.sock", (int)getpid());
+	snprintf(pool_arg, sizeof(pool_arg), "%lluM", (unsigned long long)(pool_bytes >> 20));
+	svc_pid = fork();
+	if (svc_pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 2);
+		execl("/proc/self/exe", "gpmm", "daemon", "--socket", ctl, "--pool", pool_arg,
+		      "--pool-socket", svc_sock, NULL);
+		_exit(127);
+	}
+	for (int i = 0; svc_pid > 0 && i < 3000; i++) {
+		if (access(svc_sock, F_OK) == 0)
+			return 0;
+		usleep(10000);
+	}
+	fprintf(stderr, "gpmm bench fault: the pool service did not start\n");
+	return -1;
+}
+
+static void service_stop(void)
+{
+	if (svc_pid > 0) {
+		kill(svc_pid, SIGTERM);
+		waitpid(svc_pid, NULL, 0);
+	}
+	svc_pid = 0;
+}
 
 /* One backing mode, summed over the runs. */
 struct fault_mode {
@@ -260,13 +305,15 @@ static int fault_run(struct pool *pool, uint64_t ram, enum fault_kind k,
  */
 static int fault_process(uint64_t ram, enum fault_kind k, struct fault_mode *m)
 {
-	char ram_arg[32], pool_arg[32];
+	char ram_arg[32], pool_arg[32], host_pool[128];
 	uint64_t t0 = vm_now_ns();
 	int status;
 	pid_t pid;
 
 	snprintf(ram_arg, sizeof(ram_arg), "%lluM", (unsigned long long)(ram >> 20));
 	snprintf(pool_arg, sizeof(pool_arg), "%lluM", (unsigned long long)((ram >> 20) + 64));
+	snprintf(host_pool, sizeof(host_pool), fault_kinds[k].service ? "--host-pool=%s" :
+		 "--own-pool", svc_sock);
 	pid = fork();
 	if (pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
@@ -276,11 +323,12 @@ static int fault_process(uint64_t ram, enum fault_kind k, struct fault_mode *m)
 		if (fault_kinds[k].prefault)
 			execl("/proc/self/exe", "gpmm", "run", "--kernel", guest("memtest"), "--ram",
 			      ram_arg, "--pool", pool_arg, "--console", "none", "--prefault",
-			      "--qmp", "/tmp/gpmm-bench-fault.qmp", NULL);
+			      "--qmp", "/tmp/gpmm-bench-fault.qmp", host_pool, NULL);
 		else
 			execl("/proc/self/exe", "gpmm", "run", "--kernel", guest("memtest"), "--ram",
 			      ram_arg, "--pool", pool_arg, "--console", "none", "--fault",
-			      fault_kinds[k].arg, "--qmp", "/tmp/gpmm-bench-fault.qmp", NULL);
+			      fault_kinds[k].arg, "--qmp", "/tmp/gpmm-bench-fault.qmp", host_pool,
+			      NULL);
 		_exit(127);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
@@ -379,6 +427,38 @@ static double process_ms(const struct fault_mode *m)
 }
 
 static double zero_memset_us = -1, zero_kernel_us = -1;
+static double meta_count = -1, meta_rss = -1;
+
+static double rss_bytes(void)
+{
+	long long pages = -1, rss = -1;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f && fscanf(f, "%lld %lld", &pages, &rss) != 2)
+		rss = -1;
+	if (f)
+		fclose(f);
+	return (double)rss * (double)sysconf(_SC_PAGESIZE);
+}
+
+/*
+ * What the allocator keeps for a 16 GiB pool, two ways: its own count
+ * (mm_metadata_bytes_per_frame) and what creating the pool adds to this
+ * process's RSS (the memfd itself reserves nothing: no frame is touched).
+ */
+static int metadata_16g(void)
+{
+	struct mm_pool_config cfg = { .size = 16ULL << 30, .grouping = true };
+	double before = rss_bytes();
+	struct mm_pool *pool;
+
+	if (mm_pool_create(&cfg, &pool))
+		return -1;
+	meta_rss = rss_bytes() - before;
+	meta_count = mm_metadata_bytes_per_frame(pool) * (double)mm_pool_frames(pool);
+	mm_pool_destroy(pool);
+	return 0;
+}
 
 static void print_fault(uint64_t ram, int runs, const struct fault_mode *m,
 			double thp_ns, double small_ns)
@@ -390,9 +470,7 @@ static void print_fault(uint64_t ram, int runs, const struct fault_mode *m,
 	printf("%-26s %8s %10s %12s %12s %12s %12s\n", "first touch", "faults", "pages",
 	       "host us/4K", "vCPU us/flt", "guest ms", "process ms");
 	for (int k = 0; k < NR_FK; k++)
-		printf("%-26s %8llu %10llu %12.3f %12s %12.1f %12.1f\n",
-		       k == FK_PREFAULT ? "gpmm --prefault" : k == FK_HUGE ?
-		       "gpmm --fault huge" : "gpmm --fault 4k",
+		printf("%-26s %8llu %10llu %12.3f %12s %12.1f %12.1f\n", fault_kinds[k].name,
 		       (unsigned long long)(m[k].faults / runs),
 		       (unsigned long long)(m[k].pages / runs),
 		       per_page_us(m[k].host_ns, m[k].pages),
@@ -413,6 +491,18 @@ static void print_fault(uint64_t ram, int runs, const struct fault_mode *m,
 		printf("whole process, over --prefault: --fault huge %.2fx, --fault 4k %.2fx\n",
 		       process_ms(&m[FK_HUGE]) / process_ms(pre),
 		       process_ms(&m[FK_4K]) / process_ms(pre));
+	printf("VM process on the host pool service / on a pool of its own, host us per 4 KiB:\n"
+	       "  --fault 4k %.2fx, --fault huge %.2fx; whole process: 4k %.2fx, huge %.2fx\n",
+	       per_page_us(m[FK_4K_SVC].host_ns, m[FK_4K_SVC].pages) /
+	       per_page_us(m[FK_4K].host_ns, m[FK_4K].pages),
+	       per_page_us(m[FK_HUGE_SVC].host_ns, m[FK_HUGE_SVC].pages) /
+	       per_page_us(m[FK_HUGE].host_ns, m[FK_HUGE].pages),
+	       process_ms(&m[FK_4K_SVC]) / process_ms(&m[FK_4K]),
+	       process_ms(&m[FK_HUGE_SVC]) / process_ms(&m[FK_HUGE]));
+	printf("allocator metadata for a 16 GiB pool: %.1f MiB by its own count (%.3f%% of the\n"
+	       "  pool); the process's RSS grew %.1f MiB creating it (%.3f%%)\n",
+	       meta_count / 1048576.0, 100.0 * meta_count / (16.0 * (1 << 30)),
+	       meta_rss / 1048576.0, 100.0 * meta_rss / (16.0 * (1 << 30)));
 	printf("zeroing a 2 MiB block that held data (mean of 16): memset %.1f us; punching it\n"
 	       "  and making it a huge page again (the kernel zeroes) %.1f us. A block without\n"
 	       "  host memory reads zero and needs neither: gpmm memsets only blocks that held data.\n",
@@ -456,7 +546,8 @@ int cmd_bench_fault(int argc, char **argv)
 	double thp_ns, small_ns;
 	uint64_t ram = 64 << 20;
 	bool json = false;
-	struct pool *pool;
+	struct pool *pool = NULL, *remote = NULL;
+	char err[512];
 	int runs = 3, ret;
 
 	ret = parse_common(argc, argv, fault_usage, &runs, &ram, &json);
@@ -466,20 +557,27 @@ int cmd_bench_fault(int argc, char **argv)
 	small_ns = kernel_touch_ns_per_page(ram, false);
 	if (zeroing_costs(16, &zero_memset_us, &zero_kernel_us))
 		return 1;
-	if (pool_open(ram + (64 << 20), true, &pool))
+	if (metadata_16g() || service_start(ram + (64 << 20)))
 		return 1;
+	if (pool_open(ram + (64 << 20), true, &pool) ||
+	    pool_open_remote(svc_sock, "bench", ram, &remote, err, sizeof(err))) {
+		fprintf(stderr, "gpmm bench fault: %s\n", pool ? err : "no pool");
+		pool_close(pool);
+		service_stop();
+		return 1;
+	}
 	/* take turns: drift of this noisy machine hits every mode alike */
-	for (int i = 0; i < runs; i++)
-		for (int k = 0; k < NR_FK; k++)
-			if (fault_run(pool, ram, k, &m[k])) {
-				pool_close(pool);
-				return 1;
-			}
+	for (int i = 0; i < runs && !ret; i++)
+		for (int k = 0; k < NR_FK && !ret; k++)
+			ret = fault_run(fault_kinds[k].service ? remote : pool, ram, k, &m[k]);
 	pool_close(pool);
-	for (int i = 0; i < runs; i++)
-		for (int k = 0; k < NR_FK; k++)
-			if (fault_process(ram, k, &m[k]))
-				return 1;
+	pool_close(remote);
+	for (int i = 0; i < runs && !ret; i++)
+		for (int k = 0; k < NR_FK && !ret; k++)
+			ret = fault_process(ram, k, &m[k]);
+	service_stop();
+	if (ret)
+		return 1;
 	if (json)
 		print_fault_json(ram, runs, m, thp_ns, small_ns);
 	else

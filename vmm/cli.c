@@ -36,6 +36,7 @@ static const struct cli_cmd top_cmds[] = {
 	{ "pause", cmd_pause, "pause a VM (QMP stop)" },
 	{ "resume", cmd_resume, "resume a paused VM (QMP cont)" },
 	{ "frag", cmd_frag, "fragmentation report of a VM or a daemon" },
+	{ "fragment", cmd_fragment, "a tenant that fragments the host pool (tests, benchmarks)" },
 	{ "host-check", cmd_host_check, "what this host's kernel gives gpmm, and what is lost" },
 	{ "bench", cmd_bench, "measure: gpmm bench frag|alloc|boot|fault|migrate|hugeback|trace-gen" },
 	{ "help", cmd_help, "this text" },

@@ -13,5 +13,6 @@ int cmd_pause(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
 int cmd_frag(int argc, char **argv);
 int cmd_host_check(int argc, char **argv);
+int cmd_fragment(int argc, char **argv);
 
 #endif

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -181,6 +182,23 @@ void __vm_range_collapsed(struct vm *vm, struct vm_region *r, uint64_t range, in
 	}
 }
 
+/*
+ * A test hook (GPMM_TEST_ASSEMBLY_STALL=N): after N ranges, the next
+ * assembly takes its block and stops there, outside every lock, until the
+ * VM stops: a process killed then dies in the middle of an assembly, with
+ * a block of the pool in its hands (tests/integration/test_hostpool.c).
+ */
+static void test_stall(struct vm *vm)
+{
+	const char *n = getenv("GPMM_TEST_ASSEMBLY_STALL");
+
+	if (!n || vm->migstats.ranges_assembled < strtoull(n, NULL, 10))
+		return;
+	fprintf(stderr, "gpmm: test hook: assembly stalled holding a 2 MiB block\n");
+	while (!vm_is_stopping(vm))
+		usleep(10000);
+}
+
 int vm_assemble_range(struct vm *vm, uint64_t gpa)
 {
 	struct vm_region *r = gmem_region(vm, gpa, MM_PAGEBLOCK_SIZE);
@@ -201,6 +219,7 @@ int vm_assemble_range(struct vm *vm, uint64_t gpa)
 		vm->migstats.assemble_fail_nomem++;
 		return (int)block;
 	}
+	test_stall(vm);
 	pthread_mutex_lock(&vm->mem_lock);
 	ret = r->huge[idx0 / MM_PAGEBLOCK_PAGES] ? -EALREADY : __range_ready(vm, r, idx0);
 	if (!ret)

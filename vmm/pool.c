@@ -97,7 +97,7 @@ void pool_close(struct pool *pool)
 		return;
 	if (pool->client) {
 		/* the cache, now: what is left goes back when our socket closes */
-		if (pool_client_drain(pool->client))
+		if (pool_client_drain(pool->client) && !pool_client_gone(pool->client))
 			fprintf(stderr, "gpmm: the pool service refused frames back\n");
 		if (pool->base)
 			munmap(pool->base, pool->size);

@@ -63,7 +63,11 @@ bool pool_client_gone(struct pool_client *c)
 
 /*
  * One request, its reply in ch->r; the reply's length or -errno. A
- * service that closes or stops answering is gone for good.
+ * service that closes is gone for good, and so is one that leaves a
+ * request of the fast channel unanswered for POOL_CLIENT_ANSWER_MS; the
+ * slow channel's requests compact, which takes as long as it takes
+ * (other VM processes answer moves on the way), so they wait for an
+ * answer or the end of the connection.
  */
 static ssize_t __call(struct pool_client *c, struct chan *ch, size_t qlen)
 {
@@ -77,7 +81,7 @@ static ssize_t __call(struct pool_client *c, struct chan *ch, size_t qlen)
 	for (;;) {
 		if (ret)
 			break;
-		ret = pool_wire_wait(ch->fd, POOL_CLIENT_ANSWER_MS);
+		ret = pool_wire_wait(ch->fd, ch == &c->slow ? -1 : POOL_CLIENT_ANSWER_MS);
 		if (ret <= 0) {
 			ret = ret ? ret : -ETIMEDOUT;
 			break;

@@ -16,6 +16,7 @@
 #include "vmm/guest_mem.h"
 #include "vmm/huge_backing.h"
 #include "vmm/migrate.h"
+#include "vmm/pool_client.h"
 
 static const char type_char[MIGRATE_TYPES] = { 'U', 'R', 'M' };
 
@@ -348,6 +349,11 @@ static json_t *vm_json(struct vm *vm, const struct walk *w, uint8_t *touched)
 		"fail_no_block", (json_int_t)m->assemble_fail_nomem,
 		"fail_busy", (json_int_t)m->assemble_fail_busy));
 	json_object_set_new(j, "first_touch", first_touch_json(vm));
+	if (vm->pool->client)
+		json_object_set_new(j, "pool_client", json_pack("{s:I, s:I, s:b}",
+			"cached_frames", (json_int_t)pool_client_cached(vm->pool->client),
+			"refused_frames", (json_int_t)pool_client_refused(vm->pool->client),
+			"service_gone", pool_client_gone(vm->pool->client)));
 	json_object_set_new(j, "balloon", balloon_json(vm));
 	json_object_set_new(j, "virtio", virtio_json(vm));
 	return j;
@@ -402,6 +408,15 @@ json_t *report_build_owners(struct pool *pool, struct vm **vms, unsigned int nr,
 
 	w.pbi = calloc(w.nr, sizeof(*w.pbi));
 	touched = calloc(w.nr, 1);
+	/* a VM process whose pool service is gone still reports itself */
+	if (pool->client && pool_client_gone(pool->client) && w.pbi && touched) {
+		for (unsigned int i = 0; i < nr; i++)
+			json_array_append_new(arr, vm_json(vms[i], &w, touched));
+		free(w.pbi);
+		free(touched);
+		return json_pack("{s:o, s:{s:s}}", "vms", arr, "host", "error",
+				 "the pool service is gone: this VM keeps what it has");
+	}
 	if (!w.pbi || !touched || pool_pageblock_walk(pool, collect, &w) ||
 	    pool_stats(pool, &st)) {
 		free(w.pbi);
@@ -465,6 +480,32 @@ static void print_balloon_text(json_t *v, FILE *f)
 			num(d, "bad_rings"), num(d, "bad_accesses"), num(d, "resets"));
 }
 
+/* A VM in another process: the pool service's count of its frames. */
+static void print_process_text(json_t *p, FILE *f)
+{
+	if (!p)
+		return;
+	fprintf(f, "  process %lld (owner %lld): the pool counts %lld frames owned (%.1f MiB), "
+		"the service %lld lent, quota %lld; %lld moves asked, %lld answered late; "
+		"report %lld ms old\n", num(p, "pid"), num(p, "owner"), num(p, "frames_owned"),
+		(double)num(p, "frames_owned") / 256.0, num(p, "frames_held"), num(p, "quota_frames"),
+		num(p, "moves_asked"), num(p, "moves_late"), num(p, "report_age_ms"));
+}
+
+static void print_service_text(json_t *s, FILE *f)
+{
+	if (!s)
+		return;
+	fprintf(f, "pool service on %s: %lld VM processes, %.0f MiB lent; %lld connections, "
+		"%lld refused, %lld bad messages; %lld frames taken back from %lld processes "
+		"that died holding them; %lld moves timed out (answer within %lld ms)\n",
+		json_string_value(json_object_get(s, "socket")), num(s, "clients"),
+		mib(s, "lent_bytes"), num(s, "connections"), num(s, "refused"),
+		num(s, "bad_messages"), num(s, "frames_reclaimed"),
+		num(s, "clients_died_holding_frames"), num(s, "moves_timed_out"),
+		num(s, "answer_ms"));
+}
+
 static void print_vm_text(json_t *v, FILE *f)
 {
 	json_t *a = json_object_get(v, "assembly"), *m = json_object_get(v, "migrations");
@@ -503,6 +544,7 @@ static void print_vm_text(json_t *v, FILE *f)
 		json_real_value(json_object_get(m, "stall_p99_us")), num(m, "stalls"),
 		num(m, "range_max_us"));
 	print_balloon_text(v, f);
+	print_process_text(json_object_get(v, "process"), f);
 }
 
 static void print_host_memory_text(json_t *m, FILE *f)
@@ -527,6 +569,11 @@ void report_print_text(json_t *report, FILE *f)
 
 	json_array_foreach(json_object_get(report, "vms"), i, v)
 		print_vm_text(v, f);
+	if (json_object_get(h, "error")) {
+		fprintf(f, "host pool: %s\n", json_string_value(json_object_get(h, "error")));
+		return;
+	}
+	print_service_text(json_object_get(report, "pool_service"), f);
 	fprintf(f, "host pool %.0f MiB, %.1f MiB free, grouping %s; unusable index(9) %.3f, "
 		"fragmentation index(9) %.3f, %lld mixed pageblocks\n",
 		mib(h, "pool_bytes"), mib(h, "free_bytes"),

@@ -14,6 +14,7 @@ int register_cli_suite(void);
 int register_migrate_suite(void);
 int register_virtio_suite(void);
 int register_linux_suite(void);
+int register_hostpool_suite(void);
 
 static int (*const suites[])(void) = {
 	register_vm_suite,
@@ -21,6 +22,7 @@ static int (*const suites[])(void) = {
 	register_migrate_suite,
 	register_virtio_suite,
 	register_linux_suite,
+	register_hostpool_suite,
 };
 
 #define NR_SUITES (sizeof(suites) / sizeof(suites[0]))

@@ -365,7 +365,7 @@ static long long vm_num(json_t *r, const char *key)
 	return json_integer_value(json_object_get(json_array_get(json_object_get(r, "vms"), 0), key));
 }
 
-static long long pool_free(json_t *r)
+static long long report_free_bytes(json_t *r)
 {
 	return json_integer_value(json_object_get(json_object_get(r, "host"), "free_bytes"));
 }
@@ -418,7 +418,7 @@ static void test_linux_memwork_huge_and_reporting(void)
 
 	r = frag("lx2");
 	REQUIRE(&c, r != NULL);
-	free0 = pool_free(r);
+	free0 = report_free_bytes(r);
 	json_decref(r);
 	REQUIRE(&c, child_send(&c, ""));
 	REQUIRE(&c, child_expect(&c, "memwork: done errors=0", CMD_TIMEOUT));
@@ -427,7 +427,7 @@ static void test_linux_memwork_huge_and_reporting(void)
 		sleep(1);
 		r = frag("lx2");
 		REQUIRE(&c, r != NULL);
-		free1 = pool_free(r);
+		free1 = report_free_bytes(r);
 		back = returned(r);
 		json_decref(r);
 	}

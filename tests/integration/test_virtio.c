@@ -35,7 +35,7 @@
 #define IMAGE_BYTES	(GPMM_VBLK_SECTORS * 512)
 
 /* Frames the pool can hand out now: its free lists and every per-thread list. */
-static uint64_t pool_free(struct pool *pool)
+static uint64_t pool_free_pages(struct pool *pool)
 {
 	struct mm_stats st;
 
@@ -190,7 +190,7 @@ static int balloon_hook(struct vm *vm, uint32_t n, void *opaque)
 		s->query6 = virtio_balloon_query(vm, &s->stats6, false);
 		break;
 	}
-	s->free[cp] = pool_free(vm->pool);
+	s->free[cp] = pool_free_pages(vm->pool);
 	s->populated[cp] = vm_populated_pages(vm);
 	s->returned[cp] = __atomic_load_n(&vm->discard.bytes, __ATOMIC_RELAXED) >> 12;
 	s->blocks[cp] = __atomic_load_n(&vm->discard.blocks, __ATOMIC_RELAXED);
@@ -313,10 +313,10 @@ static void test_discard_edges(void)
 		CU_ASSERT_EQUAL(vm_write_guest(vm, g, &g, 8), 0);
 	CU_ASSERT_EQUAL(vm_assemble_range(vm, 4 * MIB), 0);
 	CU_ASSERT_EQUAL(vm_assemble_range(vm, 6 * MIB), 0);
-	free0 = pool_free(pool);
+	free0 = pool_free_pages(pool);
 	pop0 = vm_populated_pages(vm);
 	CU_ASSERT_EQUAL(gmem_discard(vm, 4 * MIB, 2 * MIB), 0);
-	CU_ASSERT_EQUAL(pool_free(pool) - free0, 512);
+	CU_ASSERT_EQUAL(pool_free_pages(pool) - free0, 512);
 	CU_ASSERT_EQUAL(pop0 - vm_populated_pages(vm), 512);
 	CU_ASSERT_EQUAL(__atomic_load_n(&vm->discard.blocks, __ATOMIC_RELAXED), 1);
 	CU_ASSERT_EQUAL(vm_range_populated(vm, 4 * MIB, &huge), 0);
@@ -324,12 +324,12 @@ static void test_discard_edges(void)
 
 	/* part of a pinned block: nothing moves; unpinned: split, two pages go */
 	CU_ASSERT_EQUAL(vm_pin_page(vm, 7 * MIB), 0);
-	free0 = pool_free(pool);
+	free0 = pool_free_pages(pool);
 	CU_ASSERT_EQUAL(gmem_discard(vm, 7 * MIB, 8192), -EBUSY);
-	CU_ASSERT_EQUAL(pool_free(pool), free0);
+	CU_ASSERT_EQUAL(pool_free_pages(pool), free0);
 	CU_ASSERT_EQUAL(vm_unpin_page(vm, 7 * MIB), 0);
 	CU_ASSERT_EQUAL(gmem_discard(vm, 7 * MIB, 8192), 0);
-	CU_ASSERT_EQUAL(pool_free(pool) - free0, 2);
+	CU_ASSERT_EQUAL(pool_free_pages(pool) - free0, 2);
 	CU_ASSERT_EQUAL(vm_range_populated(vm, 6 * MIB, &huge), 510);
 	CU_ASSERT(!huge);
 	CU_ASSERT_EQUAL(vm_read_guest(vm, 7 * MIB + 8192, &got, 8), 0);
@@ -339,18 +339,18 @@ static void test_discard_edges(void)
 	for (uint64_t g = 10 * MIB; g < 10 * MIB + 16384; g += 4096)
 		CU_ASSERT_EQUAL(vm_write_guest(vm, g, &v, 8), 0);
 	CU_ASSERT_EQUAL(vm_pin_page(vm, 10 * MIB + 4096), 0);
-	free0 = pool_free(pool);
+	free0 = pool_free_pages(pool);
 	CU_ASSERT_EQUAL(gmem_discard(vm, 10 * MIB, 16384), -EBUSY);
-	CU_ASSERT_EQUAL(pool_free(pool) - free0, 3);
+	CU_ASSERT_EQUAL(pool_free_pages(pool) - free0, 3);
 	CU_ASSERT(vm_gpa_to_frame(vm, 10 * MIB + 4096) >= 0);
 	CU_ASSERT_EQUAL(vm_read_guest(vm, 10 * MIB + 4096, &got, 8), 0);
 	CU_ASSERT_EQUAL(got, v);
 	CU_ASSERT_EQUAL(vm_unpin_page(vm, 10 * MIB + 4096), 0);
 
 	/* nothing backed: nothing to do */
-	free0 = pool_free(pool);
+	free0 = pool_free_pages(pool);
 	CU_ASSERT_EQUAL(gmem_discard(vm, 12 * MIB, 2 * MIB), 0);
-	CU_ASSERT_EQUAL(pool_free(pool), free0);
+	CU_ASSERT_EQUAL(pool_free_pages(pool), free0);
 
 	/* a host thread touching a discarded page faults in a zeroed one */
 	{
