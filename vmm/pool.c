@@ -118,14 +118,10 @@ long pool_alloc_page(struct pool *pool, struct mm_pcp *pcp, uint32_t owner)
 
 long pool_alloc_pages(struct pool *pool, struct mm_pcp *pcp, unsigned int order, uint32_t owner)
 {
-	uint32_t frame;
 	long ret;
 
-	if (pool->client) {
-		ret = pool_client_alloc(pool->client, order, 1,
-					POOL_ALLOC_NOWAIT | POOL_ALLOC_SPLIT, &frame, NULL);
-		return ret < 0 ? ret : (long)frame;
-	}
+	if (pool->client)
+		return pool_client_pages(pool->client, order);
 	ret = mm_alloc_nowait(pool->mm, pcp, order, owner);
 	if (ret >= 0 && mm_split(pool->mm, (uint64_t)ret)) {
 		/* compaction looked at it first: leave it, a page will do */

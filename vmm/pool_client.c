@@ -44,6 +44,8 @@ struct pool_client {
 	pthread_mutex_t cache_lock;
 	uint32_t *cache;		/* order-0 frames of ours, unused */
 	size_t nr, cap;
+	uint32_t runs[POOL_CLIENT_RUNS];	/* first frames of unused runs */
+	unsigned int nr_runs;
 	pthread_rwlock_t ops_lock;
 	const struct mm_owner_ops *ops;
 	void *priv;
@@ -229,6 +231,39 @@ long pool_client_page(struct pool_client *c)
 	return frame;
 }
 
+long pool_client_pages(struct pool_client *c, unsigned int order)
+{
+	uint32_t got[POOL_CLIENT_RUNS];
+	long n, head;
+
+	if (order != POOL_CLIENT_RUN_ORDER) {
+		n = pool_client_alloc(c, order, 1, POOL_ALLOC_NOWAIT | POOL_ALLOC_SPLIT, got, NULL);
+		return n < 0 ? n : (long)got[0];
+	}
+	pthread_mutex_lock(&c->cache_lock);
+	if (c->nr_runs) {
+		head = c->runs[--c->nr_runs];
+		pthread_mutex_unlock(&c->cache_lock);
+		return head;
+	}
+	pthread_mutex_unlock(&c->cache_lock);
+	n = pool_client_alloc(c, order, POOL_CLIENT_RUNS, POOL_ALLOC_NOWAIT | POOL_ALLOC_SPLIT,
+			      got, NULL);
+	if (n <= 0)
+		return n ? n : -ENOMEM;
+	head = got[--n];
+	pthread_mutex_lock(&c->cache_lock);
+	/* another thread may have refilled meanwhile: the runs fit all the same */
+	while (n > 0 && c->nr_runs < POOL_CLIENT_RUNS)
+		c->runs[c->nr_runs++] = got[--n];
+	pthread_mutex_unlock(&c->cache_lock);
+	for (long i = 0; i < n; i++)
+		for (uint32_t k = 0; k < 1U << POOL_CLIENT_RUN_ORDER; k++)
+			if (pool_client_free(c, got[i] + k, 0))
+				break;
+	return head;
+}
+
 /*
  * The cache keeps order-0 frames for the next faults; past its high mark
  * half goes back in one message. With the service gone everything stays:
@@ -268,7 +303,7 @@ uint64_t pool_client_cached(struct pool_client *c)
 	uint64_t n;
 
 	pthread_mutex_lock(&c->cache_lock);
-	n = c->nr;
+	n = c->nr + ((uint64_t)c->nr_runs << POOL_CLIENT_RUN_ORDER);
 	pthread_mutex_unlock(&c->cache_lock);
 	return n;
 }
@@ -278,6 +313,23 @@ uint64_t pool_client_refused(struct pool_client *c)
 	return __atomic_load_n(&c->refused, __ATOMIC_RELAXED);
 }
 
+/*
+ * Cached runs become single cached frames (a run has to be whole to be
+ * handed out as one). cache_lock held; a frame that finds no room stays in
+ * its run.
+ */
+static void __dissolve_runs(struct pool_client *c)
+{
+	while (c->nr_runs) {
+		uint32_t head = c->runs[c->nr_runs - 1];
+
+		for (uint32_t k = 0; k < 1U << POOL_CLIENT_RUN_ORDER; k++)
+			if (cache_push(c, head + k))
+				return;
+		c->nr_runs--;
+	}
+}
+
 uint64_t pool_client_drain(struct pool_client *c)
 {
 	uint32_t *frames;
@@ -285,6 +337,7 @@ uint64_t pool_client_drain(struct pool_client *c)
 	long refused;
 
 	pthread_mutex_lock(&c->cache_lock);
+	__dissolve_runs(c);
 	frames = c->cache;
 	n = c->nr;
 	c->cache = NULL;
@@ -438,6 +491,12 @@ static int answer_migrate(struct pool_client *c, uint64_t old, uint64_t new, uns
 		return -EINVAL;
 	if (!order) {
 		pthread_mutex_lock(&c->cache_lock);
+		/* a frame of a cached run: the runs break up into single frames */
+		for (unsigned int i = 0; i < c->nr_runs; i++)
+			if (old - c->runs[i] < 1U << POOL_CLIENT_RUN_ORDER) {
+				__dissolve_runs(c);
+				break;
+			}
 		for (size_t i = 0; i < c->nr; i++)
 			if (c->cache[i] == old) {
 				c->cache[i] = (uint32_t)new;

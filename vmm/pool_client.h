@@ -19,6 +19,8 @@
 #include "mm/mm.h"
 
 #define POOL_CLIENT_BATCH	64	/* frames a refill asks for */
+#define POOL_CLIENT_RUN_ORDER	4	/* runs of 16 frames (a fault-around) are cached too */
+#define POOL_CLIENT_RUNS	16	/* runs a refill asks for: 1 MiB */
 #define POOL_CLIENT_HIGH	256	/* a cache above this gives half back */
 #define POOL_CLIENT_ANSWER_MS	60000	/* a service that does not answer is gone */
 
@@ -45,6 +47,12 @@ void pool_client_set_owner(struct pool_client *c, const struct mm_owner_ops *ops
 
 /* One order-0 frame from the cache (refilled without compaction). */
 __must_check long pool_client_page(struct pool_client *c);
+/*
+ * 2^@order contiguous frames, each an order-0 allocation (a fault-around
+ * block): runs of POOL_CLIENT_RUN_ORDER come from a cache of runs, refilled
+ * POOL_CLIENT_RUNS at a time; other orders are asked for one by one.
+ */
+__must_check long pool_client_pages(struct pool_client *c, unsigned int order);
 /*
  * @n blocks of @order (POOL_ALLOC_* @flags); how many came, or -errno.
  * With POOL_ALLOC_PREPARE, @bits gets zeroed (bit 0) and host huge (bit 1).
