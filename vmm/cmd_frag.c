@@ -20,10 +20,12 @@
 
 static const char frag_usage[] =
 	"usage: gpmm frag [NAME | --qmp PATH | --socket DAEMON_SOCK [--vm NAME]]\n"
-	"                 [--json] [--svg FILE] [--watch [--interval MS]]\n"
+	"                 [--json | --prometheus] [--svg FILE] [--watch [--interval MS]]\n"
 	"Per-VM and host-wide fragmentation: huge-backed RAM (as the kernel\n"
 	"sees it), pageblocks by type, migrations and stalls, assembly progress,\n"
-	"buddyinfo/pagetypeinfo. --svg draws the pool's pageblocks.\n";
+	"buddyinfo/pagetypeinfo. --svg draws the pool's pageblocks, outlined by\n"
+	"owner (every VM process of a pool service too). --prometheus prints the\n"
+	"same figures in Prometheus' text format (gpmm daemon --metrics keeps a file).\n";
 
 static volatile sig_atomic_t interrupted;
 
@@ -89,6 +91,7 @@ int cmd_frag(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' },
 		{ "vm", required_argument, NULL, 'v' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "prometheus", no_argument, NULL, 'P' },
 		{ "svg", required_argument, NULL, 'g' },
 		{ "watch", no_argument, NULL, 'w' },
 		{ "interval", required_argument, NULL, 'i' },
@@ -97,7 +100,7 @@ int cmd_frag(int argc, char **argv)
 	};
 	const char *qmp = NULL, *vm = NULL, *svg = NULL;
 	unsigned int interval = 1000;
-	bool json = false, watching = false;
+	bool json = false, watching = false, prom = false;
 	char path[PATH_MAX], err[512];
 	struct qmp_client q;
 	json_t *r;
@@ -109,6 +112,7 @@ int cmd_frag(int argc, char **argv)
 		case 'q': case 's': qmp = optarg; break;
 		case 'v': vm = optarg; break;
 		case 'j': json = true; break;
+		case 'P': prom = true; break;
 		case 'g': svg = optarg; break;
 		case 'w': watching = true; break;
 		case 'i': interval = (unsigned int)atoi(optarg); break;
@@ -159,6 +163,8 @@ int cmd_frag(int argc, char **argv)
 	if (json) {
 		json_dumpf(r, stdout, JSON_INDENT(2));
 		putchar('\n');
+	} else if (prom) {
+		report_write_prometheus(r, stdout);
 	} else if (!svg) {
 		report_print_text(r, stdout);
 	}

@@ -8,6 +8,17 @@
  * Lock order, for mm/ and vmm/ together (a thread holding one may take
  * only those after it):
  *
+ *   pool client chan.lock   a VM process's request channel to the pool
+ *                        service (vmm/pool_client.c): taken under mem_lock
+ *                        (a fault's refill) and without it (an assembly's
+ *                        block, on a channel of its own); under it only the
+ *                        client's cache_lock, a leaf. The client's ops_lock
+ *                        is read-held by its callback thread around
+ *                        ram_migrate, so it comes before mem_lock.
+ *   service client cb_lock  (vmm/pool_service.c) one move asked of a VM
+ *                        process at a time: taken inside mm's callback,
+ *                        under owners_lock; service.lock is a leaf.
+ *
  *   virtio dev->lock     one virtio device's registers, queues and model
  *                        (devices/virtio_mmio.h): taken on the vCPU thread
  *                        that writes QueueNotify, where the device runs, and
