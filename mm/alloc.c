@@ -250,6 +250,16 @@ static int __free_checked(struct mm_pool *pool, uint64_t pfn)
 	}
 }
 
+/* A refused free is a caller's bug: counted where the report shows it. */
+static int __count_free_error(struct mm_pool *pool, int err)
+{
+	if (err == -EALREADY)
+		pool->counters.double_frees++;
+	else if (err && err != -EBUSY)
+		pool->counters.bad_frees++;
+	return err;
+}
+
 int mm_free(struct mm_pool *pool, struct mm_pcp *pcp, uint64_t frame)
 {
 	int err;
@@ -264,11 +274,8 @@ int mm_free(struct mm_pool *pool, struct mm_pcp *pcp, uint64_t frame)
 		}
 	}
 	pthread_mutex_lock(&pool->lock);
-	err = frame < pool->nr_frames ? __free_checked(pool, frame) : -EINVAL;
-	if (err == -EALREADY)
-		pool->counters.double_frees++;
-	else if (err && err != -EBUSY)
-		pool->counters.bad_frees++;
+	err = __count_free_error(pool, frame < pool->nr_frames ?
+					__free_checked(pool, frame) : -EINVAL);
 	pthread_mutex_unlock(&pool->lock);
 	return err;
 }
@@ -284,11 +291,7 @@ int mm_free_owned(struct mm_pool *pool, uint64_t frame, uint32_t owner)
 	    frame_owner(&pool->frames[frame]) != owner)
 		err = -EPERM;
 	else
-		err = __free_checked(pool, frame);
-	if (err == -EALREADY)
-		pool->counters.double_frees++;
-	else if (err && err != -EBUSY)
-		pool->counters.bad_frees++;
+		err = __count_free_error(pool, __free_checked(pool, frame));
 	pthread_mutex_unlock(&pool->lock);
 	return err;
 }
