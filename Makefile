@@ -165,10 +165,11 @@ $(INTEG): $(INTEG_OBJS) $(LIBAPP) $(LIBMM)
 TESTVM_KERNEL ?= 6.12
 TEST_KERNELS  ?= 6.1 6.12
 # Budgets (s) for one test-VM run, retries included: a normal run takes
-# 2-3 minutes; CI has 30 for make test + make test-kernels together, so a
-# guest that stalls fails its run instead of eating the whole budget.
-TESTVM_TEST_TIMEOUT   ?= 600
-TESTVM_KERNEL_TIMEOUT ?= 480
+# 4-5 minutes (8 under SANITIZE=1); CI has 30 for make test + make
+# test-kernels together, so a guest that stalls fails its run instead of
+# eating the whole budget.
+TESTVM_TEST_TIMEOUT   ?= 900
+TESTVM_KERNEL_TIMEOUT ?= 720
 INTEG_ENV      = GPMM=$(GPMM) GUESTS=$(BUILD)/guests
 ifeq ($(TSAN),1)
 INTEG_ENV     += TSAN_OPTIONS=suppressions=$(CURDIR)/tests/tsan.supp

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * gpmm fragment: a tenant of the host pool that fragments it on purpose.
- * It takes --spread MiB as 8 KiB blocks split in two and keeps the first
- * page of each, so that it holds half of that memory in 4 KiB pages, one
- * every other page, in every pageblock it touched. Its pages are movable:
+ * It takes --spread MiB as blocks of --one-in pages (default 2), split,
+ * and keeps the first page of each, so that it holds one page in every
+ * --one-in of that memory, in every pageblock it touched. Its pages are movable:
  * it answers the service's requests to move one by copying it, as a VM
  * process does, and on SIGTERM it checks that every page still holds what
  * it wrote (exit 1 if one does not). For tests and benchmarks of grouping
@@ -77,23 +77,27 @@ static int tenant_migrate(void *priv, uint64_t old, uint64_t new, unsigned int o
 
 static const struct mm_owner_ops tenant_ops = { .migrate = tenant_migrate };
 
-/* Take @pairs 8 KiB blocks, keep the first page of each. */
-static int take_scattered(struct pool_client *c, struct tenant *t, uint64_t pairs)
+/* Take @keep blocks of 2^@order pages, keep the first page of each. */
+static int take_scattered(struct pool_client *c, struct tenant *t, uint64_t keep,
+			  unsigned int order)
 {
+	unsigned int per_call = 512U >> order;
 	uint32_t blocks[512];
 
-	while (t->n < pairs) {
-		uint64_t want = pairs - t->n < 512 ? pairs - t->n : 512;
-		long got = pool_client_alloc(c, 1, (unsigned int)want,
+	while (t->n < keep) {
+		uint64_t want = keep - t->n < per_call ? keep - t->n : per_call;
+		long got = pool_client_alloc(c, order, (unsigned int)want,
 					     POOL_ALLOC_NOWAIT | POOL_ALLOC_SPLIT, blocks, NULL);
 
 		if (got <= 0)
 			return got ? (int)got : -ENOMEM;
 		for (long i = 0; i < got; i++) {
-			int ret = pool_client_free(c, blocks[i] + 1, 0);
+			for (uint32_t k = 1; k < 1U << order; k++) {
+				int ret = pool_client_free(c, blocks[i] + k, 0);
 
-			if (ret)
-				return ret;
+				if (ret)
+					return ret;
+			}
 			t->frames[t->n] = blocks[i];
 			t->index[blocks[i]] = (uint32_t)t->n + 1;
 			stamp(t, t->n++);
@@ -106,21 +110,24 @@ static int take_scattered(struct pool_client *c, struct tenant *t, uint64_t pair
 }
 
 static const char fragment_usage[] =
-	"usage: gpmm fragment [--host-pool=SOCKET] [--spread MIB]\n"
-	"Holds half of MIB (default 512) of the host pool as every other 4 KiB\n"
-	"page, movable, until SIGTERM or SIGINT; then checks every page kept its\n"
-	"contents through the moves the pool service asked of it (exit 1 if not).\n";
+	"usage: gpmm fragment [--host-pool=SOCKET] [--spread MIB] [--one-in N]\n"
+	"Holds one 4 KiB page in every N (2, 4 ... 512; default 2) of MIB (default\n"
+	"512) of the host pool, movable, until SIGTERM or SIGINT; then checks every\n"
+	"page kept its contents through the moves the pool service asked of it\n"
+	"(exit 1 if not).\n";
 
 int cmd_fragment(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "host-pool", optional_argument, NULL, 'O' },
 		{ "spread", required_argument, NULL, 's' },
+		{ "one-in", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	char path[108], err[512];
-	uint64_t spread = 512ULL << 20, bad = 0;
+	uint64_t spread = 512ULL << 20, bad = 0, one_in = 2;
+	unsigned int order;
 	struct pool_client_info info;
 	struct pool_client *c;
 	struct tenant t = { 0 };
@@ -143,6 +150,13 @@ int cmd_fragment(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'n':
+			one_in = strtoull(optarg, &end, 10);
+			if (*end || one_in < 2 || one_in > 512 || (one_in & (one_in - 1))) {
+				fprintf(stderr, "gpmm fragment: --one-in wants 2, 4 ... 512\n");
+				return 2;
+			}
+			break;
 		case 'h': fputs(fragment_usage, stdout); return 0;
 		default: fputs(fragment_usage, stderr); return 2;
 		}
@@ -152,25 +166,29 @@ int cmd_fragment(int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	if (pool_client_connect(path, "fragment", spread / 2, &c, &info, err, sizeof(err))) {
+	order = (unsigned int)__builtin_ctzll(one_in);
+	/* its RAM, for the service's admission: what it holds, in whole 2 MiB */
+	if (pool_client_connect(path, "fragment", (spread / one_in + MM_PAGEBLOCK_SIZE - 1) &
+				~(uint64_t)(MM_PAGEBLOCK_SIZE - 1), &c, &info, err, sizeof(err))) {
 		fprintf(stderr, "gpmm fragment: %s\n", err);
 		return 1;
 	}
-	t.frames = calloc(spread >> (MM_PAGE_SHIFT + 1), sizeof(*t.frames));
+	t.frames = calloc(spread >> (MM_PAGE_SHIFT + order), sizeof(*t.frames));
 	t.index = calloc(info.frames, sizeof(*t.index));
 	ret = t.frames && t.index ? mm_map_pool_view(info.pool_fd, info.frames << MM_PAGE_SHIFT, &t.base) :
 			 -ENOMEM;
 	if (!ret)
-		ret = take_scattered(c, &t, spread >> (MM_PAGE_SHIFT + 1));
+		ret = take_scattered(c, &t, spread >> (MM_PAGE_SHIFT + order), order);
 	if (ret) {
-		fprintf(stderr, "gpmm fragment: taking %llu MiB: %s\n",
-			(unsigned long long)(spread >> 21), strerror(-ret));
+		fprintf(stderr, "gpmm fragment: taking %llu KiB: %s\n",
+			(unsigned long long)((spread / one_in) >> 10), strerror(-ret));
 		pool_client_close(c);
 		return 1;
 	}
 	pool_client_set_owner(c, &tenant_ops, &t);
-	printf("gpmm fragment: holding %llu MiB as every other page of %llu MiB; ready\n",
-	       (unsigned long long)(spread >> 21), (unsigned long long)(spread >> 20));
+	printf("gpmm fragment: holding %llu KiB, one page in %llu of %llu MiB; ready\n",
+	       (unsigned long long)((spread / one_in) >> 10), (unsigned long long)one_in,
+	       (unsigned long long)(spread >> 20));
 	fflush(stdout);
 	if (sigwait(&set, &sig))
 		sig = 0;
