@@ -177,12 +177,15 @@ int cmd_fragment(int argc, char **argv)
 	t.index = calloc(info.frames, sizeof(*t.index));
 	ret = t.frames && t.index ? mm_map_pool_view(info.pool_fd, info.frames << MM_PAGE_SHIFT, &t.base) :
 			 -ENOMEM;
+	close(info.pool_fd);	/* the mapping keeps the pool */
 	if (!ret)
 		ret = take_scattered(c, &t, spread >> (MM_PAGE_SHIFT + order), order);
 	if (ret) {
 		fprintf(stderr, "gpmm fragment: taking %llu KiB: %s\n",
 			(unsigned long long)((spread / one_in) >> 10), strerror(-ret));
 		pool_client_close(c);
+		free(t.frames);
+		free(t.index);
 		return 1;
 	}
 	pool_client_set_owner(c, &tenant_ops, &t);
@@ -197,6 +200,9 @@ int cmd_fragment(int argc, char **argv)
 		bad += !intact(&t, i);
 	printf("gpmm fragment: %llu pages moved by the service, %llu of %llu lost their contents\n",
 	       (unsigned long long)t.moved, (unsigned long long)bad, (unsigned long long)t.n);
+	fflush(stdout);
 	pool_client_close(c);
+	free(t.frames);
+	free(t.index);
 	return bad ? 1 : 0;
 }
