@@ -12,6 +12,7 @@
 #include <CUnit/CUnit.h>
 #include <dirent.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -446,6 +447,53 @@ out:
 	child_end(&c);
 }
 
+/*
+ * A Linux guest as a VM process of the host pool service: its RAM comes
+ * from the daemon's pool, its frees (free page reporting) go back through
+ * the client's cache, and when it powers off the daemon's pool is whole
+ * with nothing left for the service to take back: the process returned
+ * every frame itself.
+ */
+static void test_linux_on_pool_service(void)
+{
+	static char text[1 << 16];
+	char ctl[256], pool[256], extra[300];
+	long long free_b = -1, reclaimed = -1;
+	int daemon_pid = 0;
+	struct child c;
+	json_t *r;
+
+	snprintf(ctl, sizeof(ctl), "%s/lxd.sock", test_run_dir());
+	snprintf(pool, sizeof(pool), "%s/lxd-pool.sock", test_run_dir());
+	CU_ASSERT_FATAL(sh(text, sizeof(text), "%s daemon --socket %s --pool-socket %s --pool 512M "
+			   ">%s/lxd.log 2>&1 & echo $!", gpmm_bin(), ctl, pool, test_run_dir()) == 0);
+	daemon_pid = atoi(text);
+	CU_ASSERT_FATAL(sh(NULL, 0, "for i in $(seq 300); do [ -S %s ] && exit 0; sleep 0.2; done; "
+			   "exit 1", pool) == 0);
+	snprintf(extra, sizeof(extra), "--host-pool=%s", pool);
+	REQUIRE(&c, boot(&c, "lx3", 256, lx_cpus(), "quiet", extra));
+	CU_ASSERT_PTR_NOT_NULL(strstr(c.out, "guest RAM from the host pool service"));
+	REQUIRE(&c, ask(&c, "memwork --mib 64 --free all", "memwork: done errors=0"));
+	REQUIRE(&c, child_send(&c, "poweroff"));
+	REQUIRE(&c, child_wait(&c, CMD_TIMEOUT) == 0);
+	for (int i = 0; i < 100 && free_b != 512LL << 20; i++) {
+		if (sh(text, sizeof(text), "%s frag --qmp %s --json", gpmm_bin(), ctl) == 0 &&
+		    (r = json_loads(text, 0, NULL))) {
+			free_b = report_free_bytes(r);
+			reclaimed = json_integer_value(json_object_get(json_object_get(r,
+					"pool_service"), "frames_reclaimed"));
+			json_decref(r);
+		}
+		usleep(200000);
+	}
+	CU_ASSERT_EQUAL(free_b, 512LL << 20);
+	CU_ASSERT_EQUAL(reclaimed, 0);
+out:
+	child_end(&c);
+	if (daemon_pid > 0)
+		kill(daemon_pid, SIGTERM);
+}
+
 int register_linux_suite(void)
 {
 	CU_pSuite s = CU_add_suite("linux", NULL, NULL);
@@ -454,7 +502,8 @@ int register_linux_suite(void)
 	    !CU_add_test(s, "vmlinux by PVH", test_linux_pvh) ||
 	    !CU_add_test(s, "bad kernels and settings", test_linux_bad_input) ||
 	    !CU_add_test(s, "memwork: huge-backed, free page reporting",
-			 test_linux_memwork_huge_and_reporting))
+			 test_linux_memwork_huge_and_reporting) ||
+	    !CU_add_test(s, "on the host pool service", test_linux_on_pool_service))
 		return CU_get_error();
 	return CUE_SUCCESS;
 }
