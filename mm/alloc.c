@@ -282,18 +282,21 @@ int mm_free(struct mm_pool *pool, struct mm_pcp *pcp, uint64_t frame)
 
 int mm_free_owned(struct mm_pool *pool, uint64_t frame, uint32_t owner)
 {
+	unsigned int order;
 	int err = -EINVAL;
 
 	if (frame >= pool->nr_frames)
 		return err;
 	pthread_mutex_lock(&pool->lock);
+	/* the order before the free: a merge may make this frame a tail */
+	order = pool->frames[frame].order;
 	if (frame_state(&pool->frames[frame]) == MM_FRAME_ALLOC &&
 	    frame_owner(&pool->frames[frame]) != owner)
 		err = -EPERM;
 	else
 		err = __count_free_error(pool, __free_checked(pool, frame));
 	pthread_mutex_unlock(&pool->lock);
-	return err;
+	return err ? err : (int)order;
 }
 
 int mm_frame_info(struct mm_pool *pool, uint64_t frame,

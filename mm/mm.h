@@ -235,7 +235,8 @@ __must_check int mm_free(struct mm_pool *pool, struct mm_pcp *pcp,
 
 /*
  * mm_free for a caller that answers for @owner only (a pool service
- * serving many processes): -EPERM when the block is not @owner's.
+ * serving many processes): the order of the block freed, -EPERM when the
+ * block is not @owner's, or mm_free's errors.
  */
 __must_check int mm_free_owned(struct mm_pool *pool, uint64_t frame, uint32_t owner);
 

@@ -61,7 +61,6 @@ struct svc_client {
 	uint64_t moves_asked, moves_done, moves_late;
 	char *report;		/* under svc->lock */
 	uint64_t report_ns;
-	uint64_t connected_ns;
 	struct svc_client *next;
 };
 
@@ -83,14 +82,6 @@ struct pool_service {
 	uint64_t frames_reclaimed, moves_timed_out;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static void count(struct pool_service *s, uint64_t *counter, uint64_t n)
 {
 	pthread_mutex_lock(&s->lock);
@@ -107,7 +98,7 @@ static void settle_late(struct svc_client *c, const struct pool_msg *r)
 	struct mm_pool *mm = c->svc->pool->mm;
 	uint64_t unused = r->ret == 0 ? c->late.old : c->late.new;
 
-	if (mm_free_owned(mm, unused, c->owner) == 0)
+	if (mm_free_owned(mm, unused, c->owner) >= 0)
 		__atomic_sub_fetch(&c->held, 1UL << c->late.order, __ATOMIC_RELAXED);
 	c->late.pending = false;
 }
@@ -115,11 +106,11 @@ static void settle_late(struct svc_client *c, const struct pool_msg *r)
 /* Read the answer to @seq, settling a late one on the way. cb_lock held. */
 static int read_answer(struct svc_client *c, uint32_t seq, int ms)
 {
-	uint64_t end = now_ns() + (uint64_t)ms * 1000000ULL;
+	uint64_t end = vm_now_ns() + (uint64_t)ms * 1000000ULL;
 	struct pool_msg r;
 
 	for (;;) {
-		uint64_t now = now_ns();
+		uint64_t now = vm_now_ns();
 		int n = pool_wire_wait(c->cb_fd, now >= end ? 0 : (int)((end - now) / 1000000ULL) + 1);
 		ssize_t len;
 
@@ -160,21 +151,21 @@ static int client_migrate(void *priv, uint64_t old, uint64_t new, unsigned int o
 		}
 	}
 	m.seq = ++c->cb_seq;
-	c->moves_asked++;
+	__atomic_add_fetch(&c->moves_asked, 1, __ATOMIC_RELAXED);
 	ret = pool_wire_send(c->cb_fd, &m, sizeof(m), NULL, 0);
 	if (!ret)
 		ret = read_answer(c, m.seq, (int)c->svc->answer_ms);
 	if (ret == -ETIMEDOUT) {
 		c->late = (struct late_move){ true, m.seq, old, new, order };
 		__atomic_add_fetch(&c->held, 1UL << order, __ATOMIC_RELAXED);
-		c->moves_late++;
+		__atomic_add_fetch(&c->moves_late, 1, __ATOMIC_RELAXED);
 		count(c->svc, &c->svc->moves_timed_out, 1);
 		ret = -EINPROGRESS;
 	} else if (ret == -ECONNRESET || ret == -EPIPE) {
 		__atomic_store_n(&c->dead, true, __ATOMIC_RELEASE);
 		ret = -EBUSY;
 	} else if (ret == 0) {
-		c->moves_done++;
+		__atomic_add_fetch(&c->moves_done, 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&c->cb_lock);
 	return ret;
@@ -250,13 +241,14 @@ static void do_free(struct svc_client *c, const struct pool_msg *q, struct pool_
 	const uint32_t *frames = (const uint32_t *)q->data;
 
 	for (uint32_t i = 0; i < q->n; i++) {
-		int order = owned_order(c, frames[i]);
+		/* the owner check and the free under one lock, the order from the free */
+		int order = frames[i] < c->svc->pool->size >> MM_PAGE_SHIFT ?
+			    mm_free_owned(c->svc->pool->mm, frames[i], c->owner) : -EINVAL;
 
-		if (order < 0 || mm_free_owned(c->svc->pool->mm, frames[i], c->owner)) {
+		if (order < 0)
 			r->a[0]++;
-			continue;
-		}
-		__atomic_sub_fetch(&c->held, 1UL << order, __ATOMIC_RELAXED);
+		else
+			__atomic_sub_fetch(&c->held, 1UL << order, __ATOMIC_RELAXED);
 	}
 }
 
@@ -342,7 +334,7 @@ static void keep_report(struct svc_client *c, const struct pool_msg *q, size_t l
 	pthread_mutex_lock(&c->svc->lock);
 	free(c->report);
 	c->report = text;
-	c->report_ns = now_ns();
+	c->report_ns = vm_now_ns();
 	pthread_mutex_unlock(&c->svc->lock);
 }
 
@@ -614,7 +606,6 @@ static void accept_one(struct pool_service *s)
 	c->svc = s;
 	c->fd = fd;
 	c->cb_fd = c->slow_fd = -1;
-	c->connected_ns = now_ns();
 	pthread_mutex_init(&c->cb_lock, NULL);
 	pthread_mutex_lock(&s->lock);
 	c->next = s->clients;
@@ -719,32 +710,38 @@ void pool_service_stop(struct pool_service *s)
 
 json_t *pool_service_clients_json(struct pool_service *s)
 {
-	json_t *arr = json_array();
-	uint64_t now = now_ns();
+	json_t *arr = json_array(), *e;
+	uint64_t now = vm_now_ns();
+	size_t i;
 
 	if (!s)
 		return arr;
 	pthread_mutex_lock(&s->lock);
 	for (struct svc_client *c = s->clients; c; c = c->next) {
-		json_t *vm = c->report ? json_loads(c->report, 0, NULL) : NULL, *j;
+		json_t *j;
 
 		if (!c->registered)
 			continue;
-		/* the pool's walk, not our count: a second source for the same frames */
-		j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			"name", c->name, "pid", (json_int_t)c->pid, "owner", (json_int_t)c->owner,
 			"ram_bytes", (json_int_t)c->ram_bytes,
 			"frames_held", (json_int_t)__atomic_load_n(&c->held, __ATOMIC_RELAXED),
-			"frames_owned", (json_int_t)mm_owner_pages(s->pool->mm, c->owner),
 			"quota_frames", (json_int_t)c->quota,
-			"moves_asked", (json_int_t)c->moves_asked,
-			"moves_late", (json_int_t)c->moves_late);
+			"moves_asked", (json_int_t)__atomic_load_n(&c->moves_asked, __ATOMIC_RELAXED),
+			"moves_late", (json_int_t)__atomic_load_n(&c->moves_late, __ATOMIC_RELAXED));
 		json_object_set_new(j, "report_age_ms", json_integer(c->report ?
 			(json_int_t)((now - c->report_ns) / 1000000ULL) : -1));
-		json_object_set_new(j, "vm", vm ? vm : json_null());
+		json_object_set_new(j, "vm", c->report ? json_loads(c->report, 0, NULL) : json_null());
 		json_array_append_new(arr, j);
 	}
 	pthread_mutex_unlock(&s->lock);
+	/*
+	 * The pool's walk, not our count: a second source for the same frames.
+	 * Outside service.lock, which is never held across a call into mm.
+	 */
+	json_array_foreach(arr, i, e)
+		json_object_set_new(e, "frames_owned", json_integer((json_int_t)mm_owner_pages(
+			s->pool->mm, (uint32_t)json_integer_value(json_object_get(e, "owner")))));
 	return arr;
 }
 

@@ -598,6 +598,27 @@ static void test_frames_pinned(void)
 	mm_pool_destroy(pool);
 }
 
+/*
+ * mm_free_owned: a block of another owner stays, the owner's own goes and
+ * its order comes back (a service counts what each client holds by it).
+ */
+static void test_free_owned(void)
+{
+	struct mm_pool *pool = pool_new(4, true);
+	long b;
+
+	CU_ASSERT_FATAL(pool != NULL);
+	b = mm_alloc(pool, NULL, 3, MIGRATE_MOVABLE, 7);
+	CU_ASSERT_FATAL(b >= 0);
+	CU_ASSERT_EQUAL(mm_free_owned(pool, (uint64_t)b, 8), -EPERM);
+	CU_ASSERT_EQUAL(mm_owner_pages(pool, 7), 8);
+	CU_ASSERT_EQUAL(mm_free_owned(pool, (uint64_t)b, 7), 3);
+	CU_ASSERT_EQUAL(mm_owner_pages(pool, 7), 0);
+	CU_ASSERT_EQUAL(mm_free_owned(pool, (uint64_t)b, 7), -EALREADY);
+	ASSERT_POOL_WHOLE(pool);
+	mm_pool_destroy(pool);
+}
+
 int register_owner_suite(void)
 {
 	static const struct suite_test tests[] = {
@@ -613,6 +634,7 @@ int register_owner_suite(void)
 		{ "free inside reclaim, 0", test_free_inside_reclaim_ok },
 		{ "unregistered blocks stay", test_unregistered_blocks_stay },
 		{ "unregister during compaction", test_unregister_during_compaction },
+		{ "free by its owner only", test_free_owned },
 	};
 
 	return SUITE("owner", tests);
