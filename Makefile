@@ -54,6 +54,7 @@ VMM_SRCS   := vmm/pool.c \
               vmm/pool_service.c \
               vmm/metrics.c \
               vmm/cmd_fragment.c \
+              vmm/qemu_args.c \
               vmm/kvm.c \
               vmm/host.c \
               vmm/guest_mem.c \

@@ -23,6 +23,7 @@ int register_compaction_suite(void);
 int register_lumpy_suite(void);
 int register_hostmem_suite(void);
 int register_pool_service_suite(void);
+int register_qemu_args_suite(void);
 
 static int (*const suites[])(void) = {
 	register_buddy_suite,
@@ -39,6 +40,7 @@ static int (*const suites[])(void) = {
 	register_lumpy_suite,
 	register_hostmem_suite,
 	register_pool_service_suite,
+	register_qemu_args_suite,
 };
 
 /*
