@@ -54,7 +54,7 @@ VMM_SRCS   := vmm/pool.c \
               vmm/pool_service.c \
               vmm/metrics.c \
               vmm/cmd_fragment.c \
-              vmm/qemu_args.c \
+              vmm/qemu_args.c vmm/qmp_qemu.c vmm/cmd_qemu.c \
               vmm/kvm.c \
               vmm/host.c \
               vmm/guest_mem.c \

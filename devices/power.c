@@ -63,6 +63,19 @@ static int rst_cnt_io(struct vm *vm, struct vcpu *vcpu, void *opaque, uint64_t p
 	return 0;
 }
 
+/* The GED's interrupt is edge-triggered: one pulse is one press. */
+int power_button_press(struct vm *vm)
+{
+	int ret;
+
+	if (!vm->acpi)
+		return -ENODEV;
+	ret = vm_irq_line(vm, PM_GED_GSI, true);
+	if (!ret)
+		ret = vm_irq_line(vm, PM_GED_GSI, false);
+	return ret;
+}
+
 static int power_init(struct vm *vm, void **priv)
 {
 	int err = dev_register_pio(&vm->bus, "acpi-pm", PM_SLEEP_CTL_PORT, 3, pm_io, NULL);

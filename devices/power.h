@@ -11,5 +11,14 @@
 #define PM_RESET_PORT		0x602	/* FADT reset register */
 #define PM_RESET_VALUE		0x1
 #define PM_S5_SLP_TYP		5	/* the \_S5 package of the DSDT */
+#define PM_GED_GSI		10	/* the power button's Generic Event Device */
+
+struct vm;
+
+/*
+ * Press the guest's ACPI power button (vmm/acpi.c); -ENODEV when the
+ * guest has no ACPI (a flat payload), else what KVM_IRQ_LINE said.
+ */
+int power_button_press(struct vm *vm);
 
 #endif

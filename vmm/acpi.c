@@ -233,8 +233,9 @@ static void aml_crs(struct tbuf *b, struct tbuf *r)
 	put(b, body_mem, body.len);
 }
 
+/* Device(@name) { _HID, _UID, _CRS, then @more (methods), if any } */
 static void aml_device(struct tbuf *b, const char *name, const char *hid,
-		       unsigned int uid, struct tbuf *res)
+		       unsigned int uid, struct tbuf *res, const struct tbuf *more)
 {
 	uint8_t body_mem[128];
 	struct tbuf body = { body_mem, 0, sizeof(body_mem) };
@@ -242,6 +243,8 @@ static void aml_device(struct tbuf *b, const char *name, const char *hid,
 	aml_name_string(&body, "_HID", hid);
 	aml_name_int(&body, "_UID", uid);
 	aml_crs(&body, res);
+	if (more)
+		put(&body, more->p, more->len);
 	if (body.overflow) {
 		b->overflow = true;
 		return;
@@ -265,7 +268,7 @@ static void aml_com1(struct tbuf *b)
 
 	res_io(&res, ACPI_COM1_PORT, 8);
 	res_irq(&res, ACPI_COM1_GSI, true);
-	aml_device(b, "COM1", "PNP0501", 0, &res);
+	aml_device(b, "COM1", "PNP0501", 0, &res, NULL);
 }
 
 static void aml_announced(struct tbuf *b, unsigned int i, const struct dev_acpi *d)
@@ -277,7 +280,33 @@ static void aml_announced(struct tbuf *b, unsigned int i, const struct dev_acpi 
 	snprintf(name, sizeof(name), "V%03u", i % 1000);
 	res_mem32(&res, (uint32_t)d->base, d->len);
 	res_irq(&res, d->gsi, false);
-	aml_device(b, name, d->hid, i, &res);
+	aml_device(b, name, d->hid, i, &res, NULL);
+}
+
+/*
+ * The power button, for a host that asks the guest to power off (QMP
+ * system_powerdown, libvirt's `virsh shutdown`). Hardware-reduced ACPI has
+ * no fixed power button and no SCI, so it is a control-method button
+ * (PNP0C0C) behind a Generic Event Device (ACPI0013): the host pulses the
+ * GED's interrupt, Linux runs its _EVT, which notifies the button (0x80,
+ * "pressed"), and the guest's button driver reports KEY_POWER to whoever
+ * acts on it (the Linux guest's acpid: guests/linux/rcS).
+ */
+static void aml_power_button(struct tbuf *b)
+{
+	static const uint8_t evt[] = {
+		0x14, 0x13, '_', 'E', 'V', 'T', 0x01,	/* Method(_EVT, 1) */
+		0x86, '\\', 0x2e, '_', 'S', 'B', '_', 'P', 'W', 'R', 'B',
+		AML_BYTE, 0x80,			/* Notify(\_SB_.PWRB, 0x80) */
+	};
+	uint8_t res_mem[32], none_mem[4];
+	struct tbuf res = { res_mem, 0, sizeof(res_mem) };
+	struct tbuf none = { none_mem, 0, sizeof(none_mem) };
+	const struct tbuf method = { (uint8_t *)evt, sizeof(evt), sizeof(evt), false };
+
+	aml_device(b, "PWRB", "PNP0C0C", 0, &none, NULL);
+	res_irq(&res, PM_GED_GSI, true);
+	aml_device(b, "GED_", "ACPI0013", 0, &res, &method);
 }
 
 static void build_dsdt(struct tbuf *b, const struct vm *vm)
@@ -287,6 +316,7 @@ static void build_dsdt(struct tbuf *b, const struct vm *vm)
 	size_t start = sdt_begin(b, "DSDT", 2);
 
 	aml_com1(&scope);
+	aml_power_button(&scope);
 	for (unsigned int i = 0; i < vm->bus.nr_acpi; i++)
 		aml_announced(&scope, i, &vm->bus.acpi[i]);
 	if (scope.overflow)
@@ -400,6 +430,7 @@ int acpi_build(struct vm *vm, uint64_t *rsdp_gpa)
 	build_dsdt(&b, vm);
 	if (b.overflow)
 		return -ENOSPC;
+	vm->acpi = true;	/* it has the power button (power_button_press) */
 
 	/* now that the DSDT has a place, the FADT can name it */
 	b.len = fadt - base;

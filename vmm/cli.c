@@ -2,6 +2,7 @@
 /*
  * gpmm's sub-commands, as tables: a name, a handler, one line of help.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,6 +37,7 @@ static const struct cli_cmd top_cmds[] = {
 	{ "pause", cmd_pause, "pause a VM (QMP stop)" },
 	{ "resume", cmd_resume, "resume a paused VM (QMP cont)" },
 	{ "frag", cmd_frag, "fragmentation report of a VM or a daemon" },
+	{ "qemu", cmd_qemu, "QEMU's command line, for libvirt's QEMU driver (configs/libvirt/)" },
 	{ "fragment", cmd_fragment, "a tenant that fragments the host pool (tests, benchmarks)" },
 	{ "host-check", cmd_host_check, "what this host's kernel gives gpmm, and what is lost" },
 	{ "bench", cmd_bench, "measure: gpmm bench frag|alloc|boot|fault|migrate|hugeback|trace-gen" },
@@ -79,7 +81,21 @@ static int cmd_help(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * libvirt runs its <emulator> with QEMU's options and no sub-command: a
+ * gpmm installed as qemu-system-* or gpmm-qemu* (a link) is `gpmm qemu`.
+ */
+static bool called_as_qemu(const char *argv0)
+{
+	const char *base = strrchr(argv0, '/');
+
+	base = base ? base + 1 : argv0;
+	return !strncmp(base, "qemu-system-", 12) || !strncmp(base, "gpmm-qemu", 9);
+}
+
 int cli_main(int argc, char **argv)
 {
+	if (argc > 0 && called_as_qemu(argv[0]))
+		return cmd_qemu(argc, argv);
 	return dispatch("gpmm", top_cmds, argc - 1, argv + 1);
 }

@@ -70,8 +70,6 @@ static int set_opt(struct vm_config *cfg, const char *key, const char *val)
 
 static bool run_stats;
 
-/* Where `gpmm run` takes guest RAM: the host pool service or a pool of its own. */
-enum host_pool_use { HOST_POOL_AUTO, HOST_POOL_REQUIRED, HOST_POOL_NEVER };
 static enum host_pool_use host_pool;
 static char host_pool_path[108];
 
@@ -192,32 +190,50 @@ static void warn_map_count(const struct vm_config *cfg)
 
 /*
  * The host pool service when asked for, or when its socket exists (said
- * on stderr either way); else a pool of this VM's own. -EHOSTDOWN: asked
- * for and not there (said).
+ * on stderr, prefixed @who, either way); else a pool of this VM's own.
+ * -EHOSTDOWN: asked for and not there (said).
  */
-static int open_pool(struct vm_config *cfg, struct pool **pool)
+int cli_open_pool(struct vm_config *cfg, enum host_pool_use use, const char *sock,
+		  const char *who, struct pool **pool)
 {
-	char err[512];
+	char err[512], path[108];
 	int ret;
 
-	if (!host_pool_path[0])
-		snprintf(host_pool_path, sizeof(host_pool_path), "%s/pool.sock", gpmm_run_dir());
-	if (host_pool == HOST_POOL_NEVER ||
-	    (host_pool == HOST_POOL_AUTO && access(host_pool_path, F_OK)))
+	if (sock && sock[0])
+		snprintf(path, sizeof(path), "%s", sock);
+	else
+		snprintf(path, sizeof(path), "%s/pool.sock", gpmm_run_dir());
+	if (use == HOST_POOL_NEVER || (use == HOST_POOL_AUTO && access(path, F_OK)))
 		return pool_open_host(cfg->pool_bytes, true, &cfg->pool_host, pool);
-	ret = pool_open_remote(host_pool_path, cfg->name, cfg->ram_bytes, pool, err, sizeof(err));
+	ret = pool_open_remote(path, cfg->name, cfg->ram_bytes, pool, err, sizeof(err));
 	if (!ret) {
-		fprintf(stderr, "gpmm run: guest RAM from the host pool service on %s%s\n",
-			host_pool_path, host_pool == HOST_POOL_AUTO ? " (--own-pool: a pool of its own)" : "");
+		fprintf(stderr, "%s: guest RAM from the host pool service on %s%s\n", who,
+			path, use == HOST_POOL_AUTO ? " (--own-pool: a pool of its own)" : "");
 		return 0;
 	}
-	if (host_pool == HOST_POOL_REQUIRED) {
-		fprintf(stderr, "gpmm run: host pool: %s\n", err);
+	if (use == HOST_POOL_REQUIRED) {
+		fprintf(stderr, "%s: host pool: %s\n", who, err);
 		return -EHOSTDOWN;
 	}
-	fprintf(stderr, "gpmm run: the host pool service on %s did not serve this VM (%s): "
-		"a pool of its own instead\n", host_pool_path, err);
+	fprintf(stderr, "%s: the host pool service on %s did not serve this VM (%s): "
+		"a pool of its own instead\n", who, path, err);
 	return pool_open_host(cfg->pool_bytes, true, &cfg->pool_host, pool);
+}
+
+/* What no VM can run without, first: not a socket path's permissions. */
+int cli_check_host(const char *who)
+{
+	char prefix[64];
+
+	if (!host_has(HOST_KVM) || !host_has(HOST_UFFD)) {
+		enum host_cap_id id = host_has(HOST_KVM) ? HOST_UFFD : HOST_KVM;
+
+		fprintf(stderr, "%s: %s\n", who, host_caps()->cap[id].detail);
+		return -ENODEV;
+	}
+	snprintf(prefix, sizeof(prefix), "%s: host: ", who);
+	host_caps_print_missing(stderr, prefix);
+	return 0;
 }
 
 static int run_foreground(struct vm_config *cfg)
@@ -227,19 +243,13 @@ static int run_foreground(struct vm_config *cfg)
 	char err[512];
 	int ret;
 
-	/* what no VM can run without, first: not a socket path's permissions */
-	if (!host_has(HOST_KVM) || !host_has(HOST_UFFD)) {
-		enum host_cap_id id = host_has(HOST_KVM) ? HOST_UFFD : HOST_KVM;
-
-		fprintf(stderr, "gpmm run: %s\n", host_caps()->cap[id].detail);
+	if (cli_check_host("gpmm run"))
 		return 1;
-	}
-	host_caps_print_missing(stderr, "gpmm run: host: ");
 	warn_map_count(cfg);
 	if (!cfg->qmp_path[0])
 		snprintf(cfg->qmp_path, sizeof(cfg->qmp_path), "%s/%s.qmp",
 			 gpmm_run_dir(), cfg->name);
-	ret = open_pool(cfg, &pool);
+	ret = cli_open_pool(cfg, host_pool, host_pool_path, "gpmm run", &pool);
 	if (ret == -EHOSTDOWN)
 		return 1;
 	if (ret) {
@@ -250,7 +260,8 @@ static int run_foreground(struct vm_config *cfg)
 	}
 	ret = daemon_init(&d, pool, NULL, err, sizeof(err));
 	if (!ret)
-		ret = daemon_add_vm(&d, cfg, NULL, true, NULL, err, sizeof(err));
+		ret = daemon_add_vm(&d, cfg, &(struct dvm_opts){ .foreground = true,
+				    .qmp_listen_fd = -1, .console_log_fd = -1 }, NULL, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "gpmm run: %s\n", err);
 		daemon_fini(&d);

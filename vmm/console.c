@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,38 @@ static int open_socket(struct console *c, const char *path, char *err, size_t er
 	return 0;
 }
 
+/* The descriptor must be open; it is ours from now on. */
+static int adopt_fd(int fd, const char *what, char *err, size_t errlen)
+{
+	if (fd < 0 || fcntl(fd, F_GETFD) < 0) {
+		snprintf(err, errlen, "%s: descriptor %d is not open", what, fd);
+		return -EBADF;
+	}
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	return 0;
+}
+
+/* fd:N, a descriptor the VMM was started with (libvirt's pipe to virtlogd) */
+static int open_fd(struct console *c, const char *num, char *err, size_t errlen)
+{
+	char *end;
+	long fd = strtol(num, &end, 10);
+	int ret;
+
+	if (*end || end == num || fd < 3 || fd > INT_MAX) {
+		snprintf(err, errlen, "console fd:%s: not a descriptor number above 2", num);
+		return -EINVAL;
+	}
+	ret = adopt_fd((int)fd, "console", err, errlen);
+	if (ret)
+		return ret;
+	c->out_fd = (int)fd;
+	c->owns_out = true;
+	snprintf(c->path, sizeof(c->path), "fd:%ld", fd);
+	return 0;
+}
+
 static int open_file(struct console *c, const char *path, char *err, size_t errlen)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0600);
@@ -93,7 +126,7 @@ int console_open(struct console *c, const char *spec, bool foreground, char *err
 		 size_t errlen)
 {
 	memset(c, 0, sizeof(*c));
-	c->out_fd = c->in_fd = c->listen_fd = c->pty_slave = -1;
+	c->out_fd = c->in_fd = c->listen_fd = c->pty_slave = c->log_fd = -1;
 	if (!strcmp(spec, "stdio") || !spec[0])
 		return foreground ? open_stdio(c) : 0;
 	if (!strcmp(spec, "pty"))
@@ -102,6 +135,8 @@ int console_open(struct console *c, const char *spec, bool foreground, char *err
 		return open_socket(c, spec + 7, err, errlen);
 	if (!strncmp(spec, "file:", 5))
 		return open_file(c, spec + 5, err, errlen);
+	if (!strncmp(spec, "fd:", 3))
+		return open_fd(c, spec + 3, err, errlen);
 	if (!strcmp(spec, "none"))
 		return 0;
 	snprintf(err, errlen, "unknown console '%s'", spec);
@@ -130,23 +165,40 @@ void console_close(struct console *c)
 	}
 	if (c->pty_slave >= 0)
 		close(c->pty_slave);
-	c->out_fd = c->in_fd = c->listen_fd = c->pty_slave = -1;
+	if (c->log_fd >= 0)
+		close(c->log_fd);
+	c->out_fd = c->in_fd = c->listen_fd = c->pty_slave = c->log_fd = -1;
 }
 
-void console_out(struct console *c, const char *buf, size_t len)
+static void write_out(int fd, const char *buf, size_t len, unsigned long long *dropped)
 {
-	while (len && c->out_fd >= 0) {
-		ssize_t n = write(c->out_fd, buf, len);
+	while (len && fd >= 0) {
+		ssize_t n = write(fd, buf, len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			c->dropped += len;
+			*dropped += len;
 			return;
 		}
 		buf += n;
 		len -= (size_t)n;
 	}
+}
+
+void console_out(struct console *c, const char *buf, size_t len)
+{
+	write_out(c->out_fd, buf, len, &c->dropped);
+	write_out(c->log_fd, buf, len, &c->dropped);
+}
+
+int console_set_log(struct console *c, int fd, char *err, size_t errlen)
+{
+	int ret = adopt_fd(fd, "console log", err, errlen);
+
+	if (!ret)
+		c->log_fd = fd;
+	return ret;
 }
 
 void console_accept(struct console *c)

@@ -3,7 +3,8 @@
  * Where a VM's serial console goes and where its keys come from:
  * stdio (the terminal `gpmm run` was started from, in raw mode), pty (a
  * pseudo-terminal to attach to), socket:PATH (a Unix socket, one client
- * at a time), file:PATH (output only) or none. The daemon loop polls the
+ * at a time), file:PATH (output only), fd:N (output only, to a descriptor
+ * the VMM inherited: libvirt's pipe to virtlogd) or none. The daemon loop polls the
  * descriptors; nothing here blocks.
  */
 #ifndef GPMM_CONSOLE_H
@@ -23,6 +24,7 @@ struct console {
 	int in_fd;		/* -1: no input */
 	int listen_fd;		/* socket: waiting for a client */
 	int pty_slave;		/* pty: held open so the master never hangs up */
+	int log_fd;		/* a copy of the output goes here too, or -1 */
 	bool owns_out;		/* close out_fd on the way out */
 	bool raw;		/* stdio: the terminal's settings are saved */
 	bool escape;		/* stdio: Ctrl-A seen */
@@ -38,6 +40,8 @@ struct console {
 __must_check int console_open(struct console *c, const char *spec, bool foreground,
 			      char *err, size_t errlen);
 void console_close(struct console *c);
+/* Copy the output to @fd too (an inherited log descriptor, now ours). */
+__must_check int console_set_log(struct console *c, int fd, char *err, size_t errlen);
 void console_out(struct console *c, const char *buf, size_t len);
 /* A client knocks on the socket: it replaces the one before. */
 void console_accept(struct console *c);

@@ -21,6 +21,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "devices/virtio_balloon.h"
 #include "vmm/assembler.h"
 #include "vmm/daemon.h"
 #include "vmm/pool_client.h"
@@ -144,12 +145,39 @@ json_t *daemon_report(struct daemon *d, struct vm **vms, unsigned int nr, bool a
 }
 
 /*
+ * QEMU's balloon behaviour, which libvirt relies on: the guest's memory
+ * statistics asked for every stats_period_s (qom-set by libvirt), and a
+ * BALLOON_CHANGE event when the guest's RAM less the balloon changed
+ * (libvirt's "current memory" follows only that event).
+ */
+static void balloon_tick(struct daemon *d, struct dvm *v, uint64_t now)
+{
+	struct virtio_balloon_info info;
+	bool refresh = v->stats_period_s && now >= v->next_stats_ns;
+
+	if (!v->vm || v->ended || virtio_balloon_query(v->vm, &info, refresh))
+		return;
+	if (refresh)
+		v->next_stats_ns = now + v->stats_period_s * 1000000000ULL;
+	if (!v->balloon_actual)
+		v->balloon_actual = v->vm->cfg.ram_bytes;
+	if (info.actual_bytes != v->balloon_actual) {
+		v->balloon_actual = info.actual_bytes;
+		qmp_broadcast_vm(d, v, "BALLOON_CHANGE",
+				 json_pack("{s:I}", "actual", (json_int_t)info.actual_bytes));
+	}
+}
+
+/*
  * Once every DAEMON_TICK_MS: a VM process tells the pool service how its
- * VM is (the service's reports show it), and the metrics file is rewritten
- * (written beside and renamed, so a scraper never reads half of it).
+ * VM is (the service's reports show it), the balloons are looked at, and
+ * the metrics file is rewritten (written beside and renamed, so a scraper
+ * never reads half of it).
  */
 static void daemon_tick(struct daemon *d)
 {
+	for (struct dvm *v = d->vms; v; v = v->next)
+		balloon_tick(d, v, vm_now_ns());
 	if (d->pool->client) {
 		for (struct dvm *v = d->vms; v; v = v->next) {
 			json_t *r = v->ended ? NULL : report_build(d->pool, &v->vm, 1, false);
@@ -234,7 +262,8 @@ static void dvm_free(struct dvm *v)
 {
 	if (v->qmp_fd >= 0) {
 		close(v->qmp_fd);
-		unlink(v->qmp_path);
+		if (v->qmp_path[0])
+			unlink(v->qmp_path);
 	}
 	if (v->end_efd >= 0)
 		close(v->end_efd);
@@ -248,7 +277,7 @@ static void dvm_free(struct dvm *v)
 
 /* Make the VM of @cfg and run it in @v (again, after a guest reset). */
 static int dvm_start(struct daemon *d, struct dvm *v, const struct vm_config *cfg,
-		     char *err, size_t errlen)
+		     bool paused, char *err, size_t errlen)
 {
 	int ret = vm_create(cfg, d->pool, &v->vm, err, errlen);
 
@@ -263,7 +292,7 @@ static int dvm_start(struct daemon *d, struct dvm *v, const struct vm_config *cf
 	if (ret)
 		snprintf(err, errlen, "the 2 MiB assembler serves no more VMs (%s)",
 			 strerror(-ret));
-	else if ((ret = vm_start(v->vm))) {
+	else if ((ret = paused ? vm_start_paused(v->vm) : vm_start(v->vm))) {
 		assembler_remove(d->assembler, v->vm);
 		snprintf(err, errlen, "cannot start the VM: %s", strerror(-ret));
 	}
@@ -283,30 +312,38 @@ static void announce_console(const struct dvm *v, const struct vm_config *cfg)
 }
 
 int daemon_add_vm(struct daemon *d, const struct vm_config *cfg,
-		  struct conn *owner, bool foreground, struct dvm **out,
+		  const struct dvm_opts *opts, struct dvm **out,
 		  char *err, size_t errlen)
 {
+	static const struct dvm_opts none = { .qmp_listen_fd = -1, .console_log_fd = -1 };
 	struct dvm *v = calloc(1, sizeof(*v));
 	int ret;
 
 	if (!v)
 		return -ENOMEM;
+	if (!opts)
+		opts = &none;
 	v->d = d;
 	v->qmp_fd = v->end_efd = v->console_rd = v->console_wr = -1;
-	v->owner = owner;
-	v->foreground = foreground;
-	v->con.out_fd = v->con.in_fd = v->con.listen_fd = v->con.pty_slave = -1;
+	v->owner = opts->owner;
+	v->foreground = opts->foreground;
+	v->qemu = opts->qemu;
+	v->con.out_fd = v->con.in_fd = v->con.listen_fd = v->con.pty_slave = v->con.log_fd = -1;
 	ret = dvm_open_channels(v, err, errlen);
-	if (!ret && cfg->qmp_path[0]) {
+	if (!ret && opts->qmp_listen_fd >= 0) {
+		v->qmp_fd = opts->qmp_listen_fd;	/* inherited: not ours to unlink */
+	} else if (!ret && cfg->qmp_path[0]) {
 		v->qmp_fd = daemon_listen(cfg->qmp_path, err, errlen);
 		if (v->qmp_fd < 0)
 			ret = v->qmp_fd;
 		snprintf(v->qmp_path, sizeof(v->qmp_path), "%s", cfg->qmp_path);
 	}
 	if (!ret)
-		ret = console_open(&v->con, cfg->console, foreground, err, errlen);
+		ret = console_open(&v->con, cfg->console, v->foreground, err, errlen);
+	if (!ret && opts->console_log_fd >= 0)
+		ret = console_set_log(&v->con, opts->console_log_fd, err, errlen);
 	if (!ret)
-		ret = dvm_start(d, v, cfg, err, errlen);
+		ret = dvm_start(d, v, cfg, opts->start_paused, err, errlen);
 	if (ret) {
 		if (v->qmp_fd < 0)
 			v->qmp_path[0] = '\0';
@@ -364,12 +401,29 @@ static void console_keys(struct dvm *v)
 	}
 }
 
-static json_t *end_json(struct vm *vm)
+/* QMP SHUTDOWN's data, QEMU's reasons first, then gpmm's own fields. */
+static json_t *end_json(const struct dvm *v)
 {
-	return json_pack("{s:b, s:s, s:i, s:s, s:s}", "guest", vm->state == VM_SHUTDOWN,
-			 "reason", vm->state == VM_SHUTDOWN ? "guest-shutdown" : "guest-panic",
-			 "exit-code", vm->exit_code, "status", vm_state_name(vm->state),
-			 "report", vm->report);
+	const struct vm *vm = v->vm;
+	const char *reason = v->stop_reason ? v->stop_reason :
+			     vm->state == VM_SHUTDOWN ? "guest-shutdown" : "guest-panic";
+
+	return json_pack("{s:b, s:s, s:i, s:s, s:s}", "guest", !v->stop_reason,
+			 "reason", reason, "exit-code", vm->exit_code,
+			 "status", vm_state_name(vm->state), "report", vm->report);
+}
+
+/*
+ * Only the first reason counts, as the VM keeps only the first stop
+ * request: a guest that powered off before the signal keeps its own.
+ */
+void daemon_stop_vm(struct dvm *v, const char *reason, int code)
+{
+	if (!v->vm)
+		return;
+	if (!v->stop_reason && !vm_is_stopping(v->vm))
+		v->stop_reason = reason;
+	vm_request_stop(v->vm, VM_SHUTDOWN, code);
 }
 
 static void print_pool(struct daemon *d, const char *when)
@@ -416,7 +470,7 @@ static void restart_vm(struct daemon *d, struct dvm *v)
 	assembler_remove(d->assembler, v->vm);
 	vm_destroy(v->vm);
 	v->vm = NULL;
-	ret = dvm_start(d, v, &cfg, err, sizeof(err));
+	ret = dvm_start(d, v, &cfg, false, err, sizeof(err));
 	if (!ret) {
 		v->resets++;
 		if (v->foreground || d->verbose)
@@ -456,7 +510,7 @@ static void finish_vm(struct daemon *d, struct dvm *v)
 	if (v->console_dropped)
 		fprintf(stderr, "gpmm: VM %s: %llu console bytes dropped\n",
 			vm->cfg.name, (unsigned long long)v->console_dropped);
-	qmp_broadcast_vm(d, v, "SHUTDOWN", end_json(vm));
+	qmp_broadcast_vm(d, v, "SHUTDOWN", end_json(v));
 	d->last_exit_code = vm->exit_code;
 	for (struct conn *c = d->conns; c; c = c->next)
 		if (c->vm == v)
@@ -540,8 +594,7 @@ static void on_signal(struct daemon *d)
 	while (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
 		d->quitting = true;
 		for (struct dvm *v = d->vms; v; v = v->next)
-			if (v->vm)
-				vm_request_stop(v->vm, VM_SHUTDOWN, 128 + (int)si.ssi_signo);
+			daemon_stop_vm(v, "host-signal", 128 + (int)si.ssi_signo);
 	}
 }
 
@@ -606,7 +659,7 @@ int daemon_loop(struct daemon *d)
 			if (v->keys_len)
 				wait_ms = 20;
 		}
-		if (d->pool->client || d->metrics_path[0]) {
+		{
 			uint64_t now = vm_now_ns();
 
 			if (now >= d->next_tick_ns) {

@@ -20,6 +20,17 @@
 
 struct daemon;
 struct conn;
+struct qemu_cmdline;
+
+/* How a VM joins the daemon (daemon_add_vm). */
+struct dvm_opts {
+	struct conn *owner;	/* `gpmm run --daemon` client that keeps it, or NULL */
+	bool foreground;	/* console on our terminal */
+	bool start_paused;	/* QEMU's -S: vCPUs wait for QMP cont */
+	int qmp_listen_fd;	/* an inherited listening QMP socket, or -1 */
+	int console_log_fd;	/* a copy of the console output, or -1 */
+	const struct qemu_cmdline *qemu;	/* libvirt's command line, or NULL */
+};
 
 struct dvm {
 	struct daemon *d;
@@ -36,6 +47,11 @@ struct dvm {
 	size_t keys_off, keys_len;
 	struct conn *owner;	/* `gpmm run --daemon` client, or NULL */
 	bool foreground;	/* console to our stdout */
+	const struct qemu_cmdline *qemu;	/* started by libvirt, or NULL */
+	const char *stop_reason;	/* QMP SHUTDOWN's reason when the host stopped it */
+	unsigned int stats_period_s;	/* balloon statistics asked for this often, 0: not */
+	uint64_t next_stats_ns;
+	uint64_t balloon_actual;	/* last told in BALLOON_CHANGE */
 	bool ended;
 	struct dvm *next;
 };
@@ -73,10 +89,12 @@ struct daemon {
 
 __must_check int daemon_init(struct daemon *d, struct pool *pool, const char *sock_path,
 		char *err, size_t errlen);
-/* Create and start a VM; @owner (may be NULL) keeps it alive. */
+/* Create and start a VM, as @opts say (NULL: no owner, not foreground). */
 __must_check int daemon_add_vm(struct daemon *d, const struct vm_config *cfg,
-		  struct conn *owner, bool foreground, struct dvm **out,
+		  const struct dvm_opts *opts, struct dvm **out,
 		  char *err, size_t errlen);
+/* Stop @v's VM for the host (QMP quit, a signal): SHUTDOWN says @reason. */
+void daemon_stop_vm(struct dvm *v, const char *reason, int code);
 struct dvm *daemon_find_vm(struct daemon *d, const char *name);
 /*
  * The fragmentation report of @vms (this process's) and, with @all, of

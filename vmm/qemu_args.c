@@ -255,7 +255,7 @@ static struct qemu_chardev *new_chardev(struct parse *p)
 	}
 	c = &p->q->chardevs[p->q->nr_chardevs++];
 	memset(c, 0, sizeof(*c));
-	c->fd = -1;
+	c->fd = c->log_fd = -1;
 	return c;
 }
 
@@ -272,6 +272,7 @@ static int do_chardev(struct parse *p, const char *arg)
 	if (opt_get(arg, "fd", NULL, v, sizeof(v)))
 		c->fd = atoi(v);
 	opt_get(arg, "path", NULL, c->path, sizeof(c->path));
+	opt_get(arg, "logfile", NULL, c->logfile, sizeof(c->logfile));
 	c->server = opt_is(arg, "server", NULL, "on") || opt_is(arg, "server", NULL, "true");
 	if (!strcmp(backend, "socket"))
 		c->kind = QEMU_CHARDEV_SOCKET;
@@ -392,6 +393,10 @@ static int do_device(struct parse *p, const char *arg)
 	if (!o)
 		return -EINVAL;
 	driver = jstr(o, "driver");
+	if (p->q->nr_devices == QEMU_MAX_DEVICES) {
+		json_decref(o);
+		return fail(p, -ENOTSUP, "-device %s: more devices than gpmm takes", driver);
+	}
 	if (!strcmp(driver, "isa-serial"))
 		snprintf(p->serial_id, sizeof(p->serial_id), "%s", jstr(o, "chardev"));
 	else if (!strcmp(driver, "virtio-balloon-pci") || !strcmp(driver, "virtio-balloon-device"))
@@ -402,6 +407,12 @@ static int do_device(struct parse *p, const char *arg)
 		snprintf(p->disk_node, sizeof(p->disk_node), "%s", jstr(o, "drive"));
 	} else
 		ret = fail(p, -ENOTSUP, "-device %s: gpmm has no such device", driver);
+	if (!ret && jstr(o, "id")[0]) {
+		struct qemu_device *d = &p->q->devices[p->q->nr_devices++];
+
+		snprintf(d->id, sizeof(d->id), "%s", jstr(o, "id"));
+		snprintf(d->driver, sizeof(d->driver), "%s", driver);
+	}
 	json_decref(o);
 	return ret;
 }
@@ -510,6 +521,21 @@ bool qemu_args_is_probe(int argc, char **argv)
 	return none && daemonize;
 }
 
+/* @path is /dev/fdset/N: *@fd becomes the descriptor -add-fd put in set N. */
+static int fdset_fd(struct parse *p, const char *id, const char *path, int *fd)
+{
+	int set;
+
+	if (sscanf(path, "/dev/fdset/%d", &set) != 1)
+		return 0;
+	for (unsigned int k = 0; k < p->q->nr_fdsets; k++)
+		if (p->q->fdsets[k].set == set)
+			*fd = p->q->fdsets[k].fd;
+	if (*fd < 0)
+		return fail(p, -EINVAL, "-chardev %s: no -add-fd for %s", id, path);
+	return 0;
+}
+
 /* What the whole command line says once every option is read. */
 static int finish(struct parse *p)
 {
@@ -525,18 +551,14 @@ static int finish(struct parse *p)
 			return fail(p, -EINVAL, "serial port on chardev '%s', which is not defined",
 				    p->serial_id);
 	}
-	/* a file chardev on /dev/fdset/N is the descriptor -add-fd gave */
+	/* a file or log on /dev/fdset/N is the descriptor -add-fd gave */
 	for (unsigned int i = 0; i < q->nr_chardevs; i++) {
 		struct qemu_chardev *c = &q->chardevs[i];
-		int set;
 
-		if (c->kind != QEMU_CHARDEV_FILE || sscanf(c->path, "/dev/fdset/%d", &set) != 1)
-			continue;
-		for (unsigned int k = 0; k < q->nr_fdsets; k++)
-			if (q->fdsets[k].set == set)
-				c->fd = q->fdsets[k].fd;
-		if (c->fd < 0)
-			return fail(p, -EINVAL, "-chardev %s: no -add-fd for %s", c->id, c->path);
+		if (c->kind == QEMU_CHARDEV_FILE && fdset_fd(p, c->id, c->path, &c->fd))
+			return -EINVAL;
+		if (c->logfile[0] && fdset_fd(p, c->id, c->logfile, &c->log_fd))
+			return -EINVAL;
 	}
 	if (p->disk_node[0]) {
 		const char *node = p->disk_node;

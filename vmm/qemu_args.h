@@ -31,6 +31,16 @@ struct qemu_chardev {
 	int fd;			/* socket fd=, or the fdset's fd for a file; -1 */
 	char path[PATH_MAX];
 	bool server;
+	char logfile[PATH_MAX];	/* logfile=: a copy of the output, "" = none */
+	int log_fd;		/* its inherited fd (/dev/fdset/N), or -1 */
+};
+
+#define QEMU_MAX_DEVICES	8
+
+/* A -device gpmm has: its id (libvirt's alias) and QEMU's driver name. */
+struct qemu_device {
+	char id[64];
+	char driver[32];
 };
 
 struct qemu_cmdline {
@@ -45,6 +55,8 @@ struct qemu_cmdline {
 	int serial;		/* index in chardevs of the serial port, -1 */
 	struct qemu_chardev chardevs[QEMU_MAX_CHARDEVS];
 	unsigned int nr_chardevs;
+	struct qemu_device devices[QEMU_MAX_DEVICES];
+	unsigned int nr_devices;
 	struct { int set, fd; } fdsets[QEMU_MAX_FDSETS];
 	unsigned int nr_fdsets;
 };

@@ -15,9 +15,11 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "devices/power.h"
 #include "devices/virtio_balloon.h"
 #include "vmm/config.h"
 #include "vmm/daemon.h"
+#include "vmm/qmp_cmd.h"
 #include "vmm/qmp_wire.h"
 #include "vmm/report.h"
 #include "vmm/guest_mem.h"
@@ -25,21 +27,7 @@
 #define QMP_MAX_MESSAGE	(1 << 20)
 #define QMP_MAX_PENDING	(4 << 20)	/* unsent output before a client is dropped */
 
-struct qmp_err {
-	const char *cls;
-	char desc[256];
-};
-
-struct qmp_cmd {
-	const char *name;
-	json_t *(*fn)(struct conn *c, json_t *args, struct qmp_err *e);
-	bool daemon_only;
-};
-
-static json_t *fail(struct qmp_err *e, const char *cls, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static json_t *fail(struct qmp_err *e, const char *cls, const char *fmt, ...)
+json_t *qmp_fail(struct qmp_err *e, const char *cls, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -144,8 +132,7 @@ void qmp_greet(struct conn *c)
 		"package", "gpmm", "capabilities"));
 }
 
-/* The VM a command is about: the socket's own, or "vm": NAME, or the only one. */
-static struct dvm *target_vm(struct conn *c, json_t *args, struct qmp_err *e)
+struct dvm *qmp_target_vm(struct conn *c, json_t *args, struct qmp_err *e)
 {
 	const char *name = json_string_value(json_object_get(args, "vm"));
 	struct dvm *v;
@@ -155,12 +142,12 @@ static struct dvm *target_vm(struct conn *c, json_t *args, struct qmp_err *e)
 	if (name) {
 		v = daemon_find_vm(c->d, name);
 		if (!v)
-			fail(e, "DeviceNotFound", "no VM named '%s'", name);
+			qmp_fail(e, "DeviceNotFound", "no VM named '%s'", name);
 		return v;
 	}
 	if (c->d->vms && !c->d->vms->next)
 		return c->d->vms;
-	fail(e, "GenericError", c->d->vms ? "several VMs: say which with \"vm\""
+	qmp_fail(e, "GenericError", c->d->vms ? "several VMs: say which with \"vm\""
 					 : "no VM is running");
 	return NULL;
 }
@@ -168,7 +155,7 @@ static struct dvm *target_vm(struct conn *c, json_t *args, struct qmp_err *e)
 static json_t *cmd_capabilities(struct conn *c, json_t *args, struct qmp_err *e)
 {
 	if (c->negotiated)
-		return fail(e, "CommandNotFound",
+		return qmp_fail(e, "CommandNotFound",
 			    "Capabilities negotiation is already complete, command ignored");
 	c->negotiated = true;
 	return json_object();
@@ -176,7 +163,7 @@ static json_t *cmd_capabilities(struct conn *c, json_t *args, struct qmp_err *e)
 
 static json_t *cmd_query_status(struct conn *c, json_t *args, struct qmp_err *e)
 {
-	struct dvm *v = target_vm(c, args, e);
+	struct dvm *v = qmp_target_vm(c, args, e);
 	enum vm_state s;
 
 	if (!v)
@@ -188,12 +175,12 @@ static json_t *cmd_query_status(struct conn *c, json_t *args, struct qmp_err *e)
 
 static json_t *cmd_stop(struct conn *c, json_t *args, struct qmp_err *e)
 {
-	struct dvm *v = target_vm(c, args, e);
+	struct dvm *v = qmp_target_vm(c, args, e);
 
 	if (!v)
 		return NULL;
 	if (vm_pause(v->vm, NULL))
-		return fail(e, "GenericError", "VM '%s' is %s, not running",
+		return qmp_fail(e, "GenericError", "VM '%s' is %s, not running",
 			    v->vm->cfg.name, vm_state_name(vm_get_state(v->vm)));
 	qmp_broadcast_vm(c->d, v, "STOP", NULL);
 	return json_object();
@@ -201,7 +188,7 @@ static json_t *cmd_stop(struct conn *c, json_t *args, struct qmp_err *e)
 
 static json_t *cmd_cont(struct conn *c, json_t *args, struct qmp_err *e)
 {
-	struct dvm *v = target_vm(c, args, e);
+	struct dvm *v = qmp_target_vm(c, args, e);
 	enum vm_state s;
 
 	if (!v)
@@ -210,7 +197,7 @@ static json_t *cmd_cont(struct conn *c, json_t *args, struct qmp_err *e)
 	if (s == VM_RUNNING)
 		return json_object();
 	if (vm_resume(v->vm, NULL))
-		return fail(e, "GenericError", "VM '%s' is %s and cannot continue",
+		return qmp_fail(e, "GenericError", "VM '%s' is %s and cannot continue",
 			    v->vm->cfg.name, vm_state_name(s));
 	qmp_broadcast_vm(c->d, v, "RESUME", NULL);
 	return json_object();
@@ -218,31 +205,36 @@ static json_t *cmd_cont(struct conn *c, json_t *args, struct qmp_err *e)
 
 static json_t *cmd_quit(struct conn *c, json_t *args, struct qmp_err *e)
 {
-	struct dvm *v = target_vm(c, args, e);
+	struct dvm *v = qmp_target_vm(c, args, e);
 
 	if (!v)
 		return NULL;
-	vm_request_stop(v->vm, VM_SHUTDOWN, 0);
+	daemon_stop_vm(v, "host-qmp-quit", 0);
 	return json_object();
 }
 
 /*
- * A flat payload has no power button (no ACPI): as with QEMU, the request
- * is delivered as an event and the guest may ignore it.
+ * The guest's ACPI power button (a Linux guest powers off as from its own
+ * `poweroff`). A flat payload has no ACPI and no button: as with QEMU,
+ * the request is only the event, and the guest may ignore it.
  */
 static json_t *cmd_powerdown(struct conn *c, json_t *args, struct qmp_err *e)
 {
-	struct dvm *v = target_vm(c, args, e);
+	struct dvm *v = qmp_target_vm(c, args, e);
+	int ret;
 
 	if (!v)
 		return NULL;
+	ret = v->vm ? power_button_press(v->vm) : -ENODEV;
+	if (ret && ret != -ENODEV)
+		return qmp_fail(e, "GenericError", "cannot press the power button: %s", strerror(-ret));
 	qmp_broadcast_vm(c->d, v, "POWERDOWN", NULL);
 	return json_object();
 }
 
 static json_t *cmd_memory_summary(struct conn *c, json_t *args, struct qmp_err *e)
 {
-	struct dvm *v = target_vm(c, args, e);
+	struct dvm *v = qmp_target_vm(c, args, e);
 
 	if (!v)
 		return NULL;
@@ -252,7 +244,7 @@ static json_t *cmd_memory_summary(struct conn *c, json_t *args, struct qmp_err *
 
 static json_t *cmd_query_name(struct conn *c, json_t *args, struct qmp_err *e)
 {
-	struct dvm *v = target_vm(c, args, e);
+	struct dvm *v = qmp_target_vm(c, args, e);
 
 	return v ? json_pack("{s:s}", "name", v->vm->cfg.name) : NULL;
 }
@@ -291,7 +283,7 @@ static json_t *cmd_query_pool(struct conn *c, json_t *args, struct qmp_err *e)
 	json_t *r = report_build(c->d->pool, NULL, 0, false), *host;
 
 	if (!r)
-		return fail(e, "GenericError", "out of memory");
+		return qmp_fail(e, "GenericError", "out of memory");
 	host = json_incref(json_object_get(r, "host"));
 	json_decref(r);
 	return host;
@@ -339,13 +331,14 @@ static json_t *cmd_vm_create(struct conn *c, json_t *args, struct qmp_err *e)
 	char err[512];
 
 	if (!json_is_object(args))
-		return fail(e, "GenericError", "gpmm-vm-create needs arguments");
+		return qmp_fail(e, "GenericError", "gpmm-vm-create needs arguments");
 	if (args_to_config(args, &cfg, err, sizeof(err)))
-		return fail(e, "GenericError", "%s", err);
+		return qmp_fail(e, "GenericError", "%s", err);
 	if (daemon_find_vm(c->d, cfg.name))
-		return fail(e, "GenericError", "a VM named '%s' exists already", cfg.name);
-	if (daemon_add_vm(c->d, &cfg, c, false, &v, err, sizeof(err)))
-		return fail(e, "GenericError", "%s", err);
+		return qmp_fail(e, "GenericError", "a VM named '%s' exists already", cfg.name);
+	if (daemon_add_vm(c->d, &cfg, &(struct dvm_opts){ .owner = c, .qmp_listen_fd = -1,
+			  .console_log_fd = -1 }, &v, err, sizeof(err)))
+		return qmp_fail(e, "GenericError", "%s", err);
 	return json_pack("{s:s, s:s}", "name", cfg.name, "qmp", v->qmp_path);
 }
 
@@ -359,7 +352,7 @@ static json_t *cmd_query_fragmentation(struct conn *c, json_t *args, struct qmp_
 	json_t *r;
 
 	if (c->vm || name) {
-		struct dvm *v = target_vm(c, args, e);
+		struct dvm *v = qmp_target_vm(c, args, e);
 
 		if (!v)
 			return NULL;
@@ -370,7 +363,7 @@ static json_t *cmd_query_fragmentation(struct conn *c, json_t *args, struct qmp_
 				vms[nr++] = v->vm;
 	}
 	r = daemon_report(c->d, vms, nr, !c->vm && !name, map);
-	return r ? r : fail(e, "GenericError", "cannot read the pool");
+	return r ? r : qmp_fail(e, "GenericError", "cannot read the pool");
 }
 
 /*
@@ -382,10 +375,10 @@ static json_t *cmd_query_fragmentation(struct conn *c, json_t *args, struct qmp_
  */
 static struct dvm *balloon_vm(struct conn *c, json_t *args, struct qmp_err *e)
 {
-	struct dvm *v = target_vm(c, args, e);
+	struct dvm *v = qmp_target_vm(c, args, e);
 
 	if (v && !dev_priv(v->vm, &virtio_balloon_device)) {
-		fail(e, "DeviceNotActive", "No balloon device has been activated");
+		qmp_fail(e, "DeviceNotActive", "No balloon device has been activated");
 		return NULL;
 	}
 	return v;
@@ -397,16 +390,16 @@ static json_t *cmd_balloon(struct conn *c, json_t *args, struct qmp_err *e)
 	struct dvm *v;
 
 	if (!value)
-		return fail(e, "GenericError", "Parameter 'value' is missing");
+		return qmp_fail(e, "GenericError", "Parameter 'value' is missing");
 	if (!json_is_integer(value))
-		return fail(e, "GenericError", "Invalid parameter type for 'value', expected: integer");
+		return qmp_fail(e, "GenericError", "Invalid parameter type for 'value', expected: integer");
 	v = balloon_vm(c, args, e);
 	if (!v)
 		return NULL;
 	if (json_integer_value(value) <= 0)
-		return fail(e, "GenericError", "Parameter 'target' expects a size");
+		return qmp_fail(e, "GenericError", "Parameter 'target' expects a size");
 	if (virtio_balloon_set_target(v->vm, (uint64_t)json_integer_value(value)))
-		return fail(e, "DeviceNotActive", "No balloon device has been activated");
+		return qmp_fail(e, "DeviceNotActive", "No balloon device has been activated");
 	return json_object();
 }
 
@@ -418,7 +411,7 @@ static json_t *cmd_query_balloon(struct conn *c, json_t *args, struct qmp_err *e
 	if (!v)
 		return NULL;
 	if (virtio_balloon_query(v->vm, &info, false))
-		return fail(e, "DeviceNotActive", "No balloon device has been activated");
+		return qmp_fail(e, "DeviceNotActive", "No balloon device has been activated");
 	return json_pack("{s:I}", "actual", (json_int_t)info.actual_bytes);
 }
 
@@ -432,7 +425,7 @@ static json_t *cmd_query_gpmm_balloon(struct conn *c, json_t *args, struct qmp_e
 	if (!v)
 		return NULL;
 	if (virtio_balloon_query(v->vm, &info, true))
-		return fail(e, "DeviceNotActive", "No balloon device has been activated");
+		return qmp_fail(e, "DeviceNotActive", "No balloon device has been activated");
 	d = &v->vm->discard;
 	stats = json_object();
 	for (unsigned int i = 0; i < info.nr_stats; i++) {
@@ -458,7 +451,7 @@ static json_t *cmd_query_gpmm_balloon(struct conn *c, json_t *args, struct qmp_e
 	return r;
 }
 
-static const struct qmp_cmd qmp_cmds[] = {
+const struct qmp_cmd qmp_cmds[] = {
 	{ "qmp_capabilities", cmd_capabilities },
 	{ "query-status", cmd_query_status },
 	{ "stop", cmd_stop },
@@ -478,11 +471,14 @@ static const struct qmp_cmd qmp_cmds[] = {
 	{ 0 }
 };
 
+static const struct qmp_cmd *const qmp_tables[] = { qmp_cmds, qmp_qemu_cmds };
+
 static const struct qmp_cmd *find_cmd(const char *name)
 {
-	for (const struct qmp_cmd *q = qmp_cmds; q->name; q++)
-		if (!strcmp(q->name, name))
-			return q;
+	for (size_t t = 0; t < sizeof(qmp_tables) / sizeof(qmp_tables[0]); t++)
+		for (const struct qmp_cmd *q = qmp_tables[t]; q->name; q++)
+			if (!strcmp(q->name, name))
+				return q;
 	return NULL;
 }
 
@@ -493,17 +489,17 @@ static json_t *run_command(struct conn *c, json_t *msg, struct qmp_err *e)
 	const struct qmp_cmd *q;
 
 	if (!json_is_object(msg))
-		return fail(e, "GenericError", "QMP input must be a JSON object");
+		return qmp_fail(e, "GenericError", "QMP input must be a JSON object");
 	if (!name)
-		return fail(e, "GenericError", "QMP input lacks member 'execute'");
+		return qmp_fail(e, "GenericError", "QMP input lacks member 'execute'");
 	if (args && !json_is_object(args))
-		return fail(e, "GenericError", "QMP input member 'arguments' must be an object");
+		return qmp_fail(e, "GenericError", "QMP input member 'arguments' must be an object");
 	q = find_cmd(name);
 	if (!c->negotiated && (!q || q->fn != cmd_capabilities))
-		return fail(e, "CommandNotFound",
+		return qmp_fail(e, "CommandNotFound",
 			    "Expecting capabilities negotiation with 'qmp_capabilities'");
 	if (!q || (q->daemon_only && c->vm))
-		return fail(e, "CommandNotFound", "The command %s has not been found", name);
+		return qmp_fail(e, "CommandNotFound", "The command %s has not been found", name);
 	if (args)
 		return q->fn(c, args, e);
 	/* the command sees an empty object, which is ours to free */

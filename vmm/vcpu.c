@@ -311,6 +311,10 @@ static void *vcpu_thread(void *arg)
 	sigemptyset(&set);
 	sigaddset(&set, KICK_SIGNAL);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	pthread_mutex_lock(&vm->lock);
+	vcpu->tid = gettid();
+	pthread_cond_broadcast(&vm->cond);
+	pthread_mutex_unlock(&vm->lock);
 
 	for (;;) {
 		bool go;

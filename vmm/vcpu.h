@@ -19,6 +19,7 @@ struct vcpu {
 	struct kvm_run *run;
 	int run_size;
 	pthread_t thread;
+	pid_t tid;		/* the thread's id, for QMP (set once it runs) */
 	bool started;
 };
 

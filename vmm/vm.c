@@ -174,7 +174,12 @@ int vm_create(const struct vm_config *cfg, struct pool *pool,
 	return 0;
 }
 
-int vm_start(struct vm *vm)
+/*
+ * @paused: the vCPU threads start parked, as after vm_pause, so no guest
+ * instruction runs before vm_resume (QEMU's -S). Either way the call
+ * returns once every vCPU thread has said its thread id.
+ */
+static int __vm_start(struct vm *vm, bool paused)
 {
 	int ret = 0;
 
@@ -183,16 +188,31 @@ int vm_start(struct vm *vm)
 		pthread_mutex_unlock(&vm->lock);
 		return -EALREADY;
 	}
-	vm->state = VM_RUNNING;
+	vm->state = paused ? VM_PAUSED : VM_RUNNING;
+	if (paused)
+		vm->pause_req++;
 	for (unsigned int i = 0; i < vm->nr_vcpus && !ret; i++) {
 		ret = vcpu_start(&vm->vcpus[i]);
 		if (!ret)
 			vm->running_vcpus++;
 	}
+	for (unsigned int i = 0; i < vm->nr_vcpus && !ret; i++)
+		while (vm->vcpus[i].started && !vm->vcpus[i].tid)
+			pthread_cond_wait(&vm->cond, &vm->lock);
 	pthread_mutex_unlock(&vm->lock);
 	if (ret)
 		vm_fail(vm, NULL, "cannot start vCPU threads: %s", strerror(-ret));
 	return ret;
+}
+
+int vm_start(struct vm *vm)
+{
+	return __vm_start(vm, false);
+}
+
+int vm_start_paused(struct vm *vm)
+{
+	return __vm_start(vm, true);
 }
 
 static void kick_all(struct vm *vm)

@@ -247,6 +247,7 @@ struct vm {
 	vm_console_input_fn console_input;	/* the UART's receive side */
 	void *console_input_opaque;
 	bool reboot;			/* the guest asked for a reset: run it again */
+	bool acpi;			/* the guest has ACPI tables (a Linux boot) */
 	vm_checkpoint_fn checkpoint;
 	void *checkpoint_opaque;
 	vm_end_fn on_end;
@@ -263,6 +264,8 @@ struct vm {
 __must_check int vm_create(const struct vm_config *cfg, struct pool *pool,
 	      struct vm **out, char *err, size_t errlen);
 __must_check int vm_start(struct vm *vm);
+/* The same, but paused: nothing runs until vm_resume (QEMU's -S). */
+__must_check int vm_start_paused(struct vm *vm);
 /* Ask every vCPU to stop; the VM ends with @state and @code. */
 void vm_request_stop(struct vm *vm, enum vm_state state, int code);
 void vm_fail(struct vm *vm, struct vcpu *vcpu, const char *fmt, ...)
