@@ -3,7 +3,8 @@
 # into build/san, V=1 shows the commands, WERROR=0 drops -Werror.
 
 PKGS       := gcc make binutils procps libcunit1-dev libjansson-dev libinih-dev \
-              qemu-system-x86 busybox-static xz-utils
+              qemu-system-x86 busybox-static xz-utils \
+              libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients
 BUILD      := build
 ifeq ($(SANITIZE),1)
 BUILD      := build/san
@@ -109,12 +110,14 @@ INTEG_OBJS := $(INTEG_SRCS:%.c=$(BUILD)/%.o)
 LIBMM      := $(BUILD)/libgpmm-mm.a
 LIBAPP     := $(BUILD)/libgpmm.a
 GPMM       := $(BUILD)/gpmm
+# libvirt's <emulator>: gpmm under a name that makes it `gpmm qemu`
+GPMM_QEMU  := $(BUILD)/gpmm-qemu
 UNIT       := $(BUILD)/tests/unit-tests
 INTEG      := $(BUILD)/tests/integration-tests
 DEPS_OK    := build/.deps-ok
 
 .PHONY: all test test-where test-kernels demo deps clean
-all: $(GPMM) guests
+all: $(GPMM) $(GPMM_QEMU) guests
 
 include guests/Makefile.inc
 include guests/linux/Makefile.inc
@@ -150,6 +153,9 @@ $(LIBAPP): $(APP_OBJS)
 
 $(GPMM): $(BUILD)/vmm/main.o $(LIBAPP) $(LIBMM)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(GPMM_QEMU): | $(GPMM)
+	$(call say,LN,$@)ln -sf gpmm $@
 
 $(UNIT): $(UNIT_OBJS) $(LIBAPP) $(LIBMM)
 	@mkdir -p $(dir $@)
@@ -197,17 +203,17 @@ test-where:
 ifeq ($(HAVE_KVM),yes)
 INTEG_RUN      = env $(INTEG_ENV) $(INTEG) vm cli migrate || rc=1; \
                  tests/vm/run --kernel $(TESTVM_KERNEL) --timeout $(TESTVM_TEST_TIMEOUT) -- \
-                 env $(INTEG_ENV) $(INTEG) linux || rc=1
+                 env $(INTEG_ENV) $(INTEG) linux libvirt || rc=1
 else
 INTEG_RUN      = $(IN_KVM) env $(INTEG_ENV) $(INTEG) || rc=1
 endif
 
-test: test-where $(UNIT) $(INTEG) $(GPMM) guests guest-linux
+test: test-where $(UNIT) $(INTEG) $(GPMM) $(GPMM_QEMU) guests guest-linux
 	@rc=0; env $(UNIT_ENV) $(UNIT) || rc=1; $(INTEG_RUN); exit $$rc
 
 # The runner's own check (tests/vm/selftest), then the integration suites
 # once per host kernel, each in the test VM, and a table kernel x suite.
-test-kernels: $(INTEG) $(GPMM) guests guest-linux
+test-kernels: $(INTEG) $(GPMM) $(GPMM_QEMU) guests guest-linux
 	@tests/vm/selftest
 	@$(INTEG_ENV) TESTVM_TIMEOUT=$(TESTVM_KERNEL_TIMEOUT) tests/vm/kernels $(TEST_KERNELS) -- $(INTEG)
 

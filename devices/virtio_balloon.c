@@ -394,14 +394,15 @@ static void balloon_exit(struct vm *vm, void *priv)
 
 static int balloon_init(struct vm *vm, void **priv)
 {
-	uint64_t features = (1ULL << VIRTIO_BALLOON_F_STATS_VQ) |
-			    (1ULL << VIRTIO_BALLOON_F_REPORTING);
+	uint64_t features = (1ULL << VIRTIO_BALLOON_F_STATS_VQ);
 	struct virtio_balloon *b;
 	int ret;
 
 	*priv = NULL;
 	if (!vm->cfg.balloon)
 		return 0;
+	if (vm->cfg.balloon_reporting)
+		features |= 1ULL << VIRTIO_BALLOON_F_REPORTING;
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;

@@ -55,7 +55,7 @@ static const char run_usage[] =
 	"the host; used by default when that socket exists (--own-pool: never).\n"
 	"Config keys (INI, top level or [vm]): name ram cpus kernel initrd append\n"
 	"console pool pool_huge pool_release_ms pool_populate fault prefault qmp huge huge_fill\n"
-	"huge_rate huge_target disk disk_readonly balloon.\n";
+	"huge_rate huge_target disk disk_readonly balloon balloon_reporting.\n";
 
 static int set_opt(struct vm_config *cfg, const char *key, const char *val)
 {
@@ -191,7 +191,7 @@ static void warn_map_count(const struct vm_config *cfg)
 /*
  * The host pool service when asked for, or when its socket exists (said
  * on stderr, prefixed @who, either way); else a pool of this VM's own.
- * -EHOSTDOWN: asked for and not there (said).
+ * -EHOSTDOWN: asked for and not there, or refused by it (said).
  */
 int cli_open_pool(struct vm_config *cfg, enum host_pool_use use, const char *sock,
 		  const char *who, struct pool **pool)
@@ -208,10 +208,15 @@ int cli_open_pool(struct vm_config *cfg, enum host_pool_use use, const char *soc
 	ret = pool_open_remote(path, cfg->name, cfg->ram_bytes, pool, err, sizeof(err));
 	if (!ret) {
 		fprintf(stderr, "%s: guest RAM from the host pool service on %s%s\n", who,
-			path, use == HOST_POOL_AUTO ? " (--own-pool: a pool of its own)" : "");
+			path, use == HOST_POOL_AUTO && !strcmp(who, "gpmm run") ?
+			" (--own-pool: a pool of its own)" : "");
 		return 0;
 	}
-	if (use == HOST_POOL_REQUIRED) {
+	/*
+	 * A service that answered and refused the VM (its RAM, admission) has
+	 * the last word: a pool of its own would bypass the host's admission.
+	 */
+	if (use == HOST_POOL_REQUIRED || ret == -EINVAL || ret == -ENOSPC) {
 		fprintf(stderr, "%s: host pool: %s\n", who, err);
 		return -EHOSTDOWN;
 	}

@@ -21,6 +21,7 @@ void config_defaults(struct vm_config *cfg)
 	cfg->huge_rate = 0;
 	cfg->huge_target = 100;
 	cfg->balloon = true;
+	cfg->balloon_reporting = true;
 	strcpy(cfg->console, "stdio");
 }
 
@@ -203,6 +204,8 @@ int config_set(struct vm_config *cfg, const char *key, const char *value,
 		want = "yes or no";
 	} else if (!strcmp(key, "balloon")) {
 		ret = config_parse_bool(value, &cfg->balloon);
+	} else if (!strcmp(key, "balloon_reporting")) {
+		ret = config_parse_bool(value, &cfg->balloon_reporting);
 		want = "yes or no";
 	} else if (!strcmp(key, "qmp")) {
 		ret = set_string(cfg->qmp_path, sizeof(cfg->qmp_path), value);

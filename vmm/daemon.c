@@ -408,7 +408,8 @@ static json_t *end_json(const struct dvm *v)
 	const char *reason = v->stop_reason ? v->stop_reason :
 			     vm->state == VM_SHUTDOWN ? "guest-shutdown" : "guest-panic";
 
-	return json_pack("{s:b, s:s, s:i, s:s, s:s}", "guest", !v->stop_reason,
+	return json_pack("{s:b, s:s, s:i, s:s, s:s}", "guest",
+			 !v->stop_reason || vm->reboot,
 			 "reason", reason, "exit-code", vm->exit_code,
 			 "status", vm_state_name(vm->state), "report", vm->report);
 }
@@ -501,10 +502,12 @@ static void finish_vm(struct daemon *d, struct dvm *v)
 		return;
 	vm_wait(vm);
 	forward_console(d, v);
-	if (vm->reboot && !d->quitting) {
+	if (vm->reboot && !d->quitting && !v->reset_ends) {
 		restart_vm(d, v);
 		return;
 	}
+	if (vm->reboot && !v->stop_reason)
+		v->stop_reason = "guest-reset";
 	if (vm->state == VM_FAILED && (v->foreground || d->verbose))
 		fprintf(stderr, "gpmm: VM %s stopped: %s", vm->cfg.name, vm->report);
 	if (v->console_dropped)

@@ -49,6 +49,7 @@ struct dvm {
 	bool foreground;	/* console to our stdout */
 	const struct qemu_cmdline *qemu;	/* started by libvirt, or NULL */
 	const char *stop_reason;	/* QMP SHUTDOWN's reason when the host stopped it */
+	bool reset_ends;	/* a guest reset ends the VM (QMP set-action reboot=shutdown) */
 	unsigned int stats_period_s;	/* balloon statistics asked for this often, 0: not */
 	uint64_t next_stats_ns;
 	uint64_t balloon_actual;	/* last told in BALLOON_CHANGE */

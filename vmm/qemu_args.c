@@ -399,8 +399,11 @@ static int do_device(struct parse *p, const char *arg)
 	}
 	if (!strcmp(driver, "isa-serial"))
 		snprintf(p->serial_id, sizeof(p->serial_id), "%s", jstr(o, "chardev"));
-	else if (!strcmp(driver, "virtio-balloon-pci") || !strcmp(driver, "virtio-balloon-device"))
+	else if (!strcmp(driver, "virtio-balloon-pci") || !strcmp(driver, "virtio-balloon-device")) {
 		p->q->cfg.balloon = true;
+		/* libvirt's <memballoon freePageReporting='off'> */
+		p->q->cfg.balloon_reporting = !json_is_false(json_object_get(o, "free-page-reporting"));
+	}
 	else if (!strcmp(driver, "virtio-blk-pci") || !strcmp(driver, "virtio-blk-device")) {
 		if (p->disk_node[0])
 			ret = fail(p, -ENOTSUP, "-device %s: gpmm gives a VM one disk", driver);

@@ -274,6 +274,58 @@ static json_t *cmd_qom_set(struct conn *c, json_t *args, struct qmp_err *e)
 	return json_object();
 }
 
+static bool one_of(const char *s, const char *const *list)
+{
+	for (; *list; list++)
+		if (!strcmp(s, *list))
+			return true;
+	return false;
+}
+
+/*
+ * What the VM does on a guest event (libvirt's <on_reboot>, ...): gpmm
+ * can end the VM on a reset instead of restarting it; a poweroff always
+ * ends it, and it has neither a panic device nor a watchdog, so those
+ * actions are accepted and never taken.
+ */
+static json_t *cmd_set_action(struct conn *c, json_t *args, struct qmp_err *e)
+{
+	static const char *const reboot[] = { "reset", "shutdown", NULL };
+	static const char *const shutdown[] = { "poweroff", NULL };
+	static const char *const panic[] = { "pause", "shutdown", "exit-failure", "none", NULL };
+	static const char *const watchdog[] = { "reset", "shutdown", "poweroff", "pause", "debug",
+						"none", "inject-nmi", NULL };
+	static const struct { const char *key; const char *const *values; } actions[] = {
+		{ "reboot", reboot }, { "shutdown", shutdown }, { "panic", panic },
+		{ "watchdog", watchdog },
+	};
+	struct dvm *v = qmp_target_vm(c, args, e);
+	const char *key;
+	json_t *val;
+
+	if (!v)
+		return NULL;
+	json_object_foreach(args, key, val) {
+		const char *s = json_string_value(val);
+		size_t i;
+
+		if (!strcmp(key, "vm"))
+			continue;
+		for (i = 0; i < sizeof(actions) / sizeof(actions[0]); i++)
+			if (!strcmp(key, actions[i].key))
+				break;
+		if (i == sizeof(actions) / sizeof(actions[0]))
+			return qmp_fail(e, "GenericError", "Parameter '%s' is unexpected", key);
+		if (!s || !one_of(s, actions[i].values))
+			return qmp_fail(e, "GenericError", "gpmm cannot take action '%s' on %s",
+					s ? s : "(not a string)", key);
+	}
+	val = json_object_get(args, "reboot");
+	if (val)
+		v->reset_ends = !strcmp(json_string_value(val), "shutdown");
+	return json_object();
+}
+
 /* No dirty-rate measurement was ever started here: QEMU's answer for that. */
 static json_t *cmd_query_dirty_rate(struct conn *c, json_t *args, struct qmp_err *e)
 {
@@ -406,6 +458,7 @@ const struct qmp_cmd qmp_qemu_cmds[] = {
 	{ "query-stats-schemas", cmd_query_stats_schemas },
 	{ "query-stats", cmd_query_stats },
 	{ "query-kvm", cmd_query_kvm },
+	{ "set-action", cmd_set_action },
 	{ "query-uuid", cmd_query_uuid },
 	{ "human-monitor-command", cmd_hmp },
 	{ 0 }

@@ -202,3 +202,48 @@ long long smaps_pmd_kb(int pid)
 		fclose(f);
 	return kb;
 }
+
+int read_pid(const char *file)
+{
+	FILE *f = fopen(file, "r");
+	int pid = 0;
+
+	if (f && fscanf(f, "%d", &pid) != 1)
+		pid = 0;
+	if (f)
+		fclose(f);
+	return pid;
+}
+
+int spawn_bg(const char *tag, const char *cmd)
+{
+	char pidfile[256];
+
+	snprintf(pidfile, sizeof(pidfile), "%s/%s.pid", test_run_dir(), tag);
+	if (sh(NULL, 0, "%s > %s/%s.log 2>&1 & echo $! > %s", cmd, test_run_dir(), tag, pidfile))
+		return 0;
+	return read_pid(pidfile);
+}
+
+bool log_says(const char *tag, const char *needle, int tries)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s.log", test_run_dir(), tag);
+	for (int i = 0; i < tries; i++) {
+		if (sh(NULL, 0, "grep -q '%s' %s", needle, path) == 0)
+			return true;
+		usleep(200000);
+	}
+	return false;
+}
+
+json_t *frag_json(const char *target)
+{
+	static char out[1 << 20];
+
+	if (sh(out, sizeof(out), "%s frag %s%s --json 2>/dev/null", gpmm_bin(),
+	       target[0] == '/' ? "--qmp " : "", target))
+		return NULL;
+	return json_loads(out, 0, NULL);
+}

@@ -6,6 +6,7 @@
 #ifndef GPMM_TESTS_HARNESS_H
 #define GPMM_TESTS_HARNESS_H
 
+#include <jansson.h>
 #include <pthread.h>
 #include <stdbool.h>
 
@@ -50,5 +51,14 @@ const char *test_run_dir(void);
 /* Run a shell command line; returns its exit status, output in @out. */
 int sh(char *out, size_t outlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* The pid in @file, 0 if none. */
+int read_pid(const char *file);
+/* Run @cmd in the background, output to RUN_DIR/@tag.log; its pid, 0 on failure. */
+int spawn_bg(const char *tag, const char *cmd);
+/* Wait (bounded by count, 0.2 s each) until RUN_DIR/@tag.log says @needle. */
+bool log_says(const char *tag, const char *needle, int tries);
+/* `gpmm frag --json` of a VM by name, or of a daemon by its socket's path. */
+json_t *frag_json(const char *target);
 
 #endif

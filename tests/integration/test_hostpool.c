@@ -34,52 +34,6 @@ struct hp_env {
 	int vm_pid[NR_VMS];
 };
 
-static int read_pid(const char *file)
-{
-	FILE *f = fopen(file, "r");
-	int pid = 0;
-
-	if (f && fscanf(f, "%d", &pid) != 1)
-		pid = 0;
-	if (f)
-		fclose(f);
-	return pid;
-}
-
-/* Run @cmd in the background; its pid. */
-static int spawn(const char *tag, const char *cmd)
-{
-	char pidfile[256];
-
-	snprintf(pidfile, sizeof(pidfile), "%s/%s.pid", test_run_dir(), tag);
-	if (sh(NULL, 0, "%s > %s/%s.log 2>&1 & echo $! > %s", cmd, test_run_dir(), tag, pidfile))
-		return 0;
-	return read_pid(pidfile);
-}
-
-/* Wait (bounded by count) until the log of @tag says @needle. */
-static bool log_says(const char *tag, const char *needle, int tries)
-{
-	char path[256];
-
-	snprintf(path, sizeof(path), "%s/%s.log", test_run_dir(), tag);
-	for (int i = 0; i < tries; i++) {
-		if (sh(NULL, 0, "grep -q '%s' %s", needle, path) == 0)
-			return true;
-		usleep(200000);
-	}
-	return false;
-}
-
-/* The report of a VM by name, or of the daemon by its socket's path. */
-static json_t *frag_json(const char *target)
-{
-	if (sh(out, sizeof(out), "%s frag %s%s --json 2>/dev/null", gpmm_bin(),
-	       target[0] == '/' ? "--qmp " : "", target))
-		return NULL;
-	return json_loads(out, 0, NULL);
-}
-
 static json_t *first_vm(json_t *r)
 {
 	return json_array_get(json_object_get(r, "vms"), 0);
@@ -99,7 +53,7 @@ static bool start_service(struct hp_env *e, const char *extra)
 	snprintf(e->metrics, sizeof(e->metrics), "%s/hp.prom", test_run_dir());
 	snprintf(cmd, sizeof(cmd), "%s daemon --socket %s --pool-socket %s --pool %dM "
 		 "--metrics %s %s", gpmm_bin(), e->ctl, e->pool, POOL_MIB, e->metrics, extra);
-	e->daemon_pid = spawn("hp-daemon", cmd);
+	e->daemon_pid = spawn_bg("hp-daemon", cmd);
 	return e->daemon_pid > 0 && log_says("hp-daemon", "lending the pool", 300);
 }
 
@@ -111,7 +65,7 @@ static int start_vm(struct hp_env *e, const char *name, bool stall, const char *
 		 "--console file:%s/%s.con %s", stall ? "env GPMM_TEST_ASSEMBLY_STALL=15" : "",
 		 gpmm_bin(), e->pool, payload("memloop"), VM_RAM_MIB, name, test_run_dir(), name,
 		 extra);
-	return spawn(name, cmd);
+	return spawn_bg(name, cmd);
 }
 
 /* A VM's huge-backed share by its process's smaps, of what it has populated. */
@@ -204,7 +158,7 @@ static void test_three_vm_processes(void)
 	/* the fourth: one page in four of the whole pool, movable */
 	snprintf(cmd, sizeof(cmd), "%s fragment --host-pool=%s --spread %d --one-in %d",
 		 gpmm_bin(), e.pool, POOL_MIB, FRAG_ONE_IN);
-	e.frag_pid = spawn("fragment", cmd);
+	e.frag_pid = spawn_bg("fragment", cmd);
 	CU_ASSERT_FATAL(log_says("fragment", "ready", 600));
 	fprintf(stderr, "\n  fragmenter ready after %ld s", (long)(time(NULL) - t0));
 	v = frag_json(e.ctl);

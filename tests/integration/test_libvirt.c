@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libvirt drives gpmm: real libvirtd and virtlogd (Debian 12's libvirt
+ * 9.0, started here by tests/libvirt/env in a mount namespace of this
+ * process's own, so the host's libvirt is never touched), real virsh, the
+ * shipped domain XML of configs/libvirt/ with gpmm as the <emulator>, and
+ * the host pool service (`gpmm daemon`) every domain draws from.
+ *
+ * What is checked comes from two sides each time: libvirt's view (virsh
+ * list, domstats, dommemstat, domstate) against the guest's own (its
+ * console, its /proc/meminfo line) or the host kernel's (the domain
+ * process's smaps) or the pool service's walk of the pool.
+ *
+ * Always in the test VM (tests/vm/run): Linux guests need it (DESIGN.md).
+ */
+#define _GNU_SOURCE
+#include <CUnit/CUnit.h>
+#include <errno.h>
+#include <jansson.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <pty.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/integration/harness.h"
+
+#define POOL_MIB	1024
+#define BOOT_TRIES	300	/* 1 s each: Linux in the nested VM boots in 10-60 s */
+#define WAIT_TRIES	120	/* 1 s each: a state change, a balloon, a power-off */
+#define LINUX		"gpmm-linux"
+#define MEMLOOP		"gpmm-memloop"
+
+static char out[1 << 20];
+static bool lv_tried, lv_ready;
+
+static int virsh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* `virsh ARGS`: its exit status; what it printed (stdout and stderr) in out. */
+static int virsh(const char *fmt, ...)
+{
+	char args[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	return sh(out, sizeof(out), "virsh -q %s 2>&1", args);
+}
+
+static const char *ctl_socket(void)
+{
+	static char path[256];
+
+	snprintf(path, sizeof(path), "%s/gpmm.sock", test_run_dir());
+	return path;
+}
+
+/*
+ * Once per run: a private mount namespace, libvirt's daemons in it, and
+ * the pool service on GPMM_RUN_DIR's default sockets (the domains get
+ * that directory through <qemu:env>).
+ */
+static bool lv_up(void)
+{
+	char dir[300], cmd[512];
+	int pid;
+
+	if (lv_tried)
+		return lv_ready;
+	lv_tried = true;
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) {
+		fprintf(stderr, "\nlibvirt: no private mount namespace: %s\n", strerror(errno));
+		return false;
+	}
+	snprintf(dir, sizeof(dir), "%s/lv", test_run_dir());
+	if (sh(out, sizeof(out), "tests/libvirt/env --setup %s 2>&1", dir)) {
+		fprintf(stderr, "\nlibvirt: setup failed:\n%s\n", out);
+		return false;
+	}
+	snprintf(cmd, sizeof(cmd), "%s daemon --pool %dM", gpmm_bin(), POOL_MIB);
+	pid = spawn_bg("lv-daemon", cmd);
+	lv_ready = pid > 0 && log_says("lv-daemon", "lending the pool", 300);
+	return lv_ready;
+}
+
+static int lv_cleanup(void)
+{
+	char dir[300];
+
+	if (!lv_tried)
+		return 0;
+	snprintf(dir, sizeof(dir), "%s/lv", test_run_dir());
+	if (sh(NULL, 0, "tests/libvirt/env --teardown %s", dir))
+		fprintf(stderr, "libvirt: teardown failed\n");
+	return 0;
+}
+
+/*
+ * configs/libvirt/NAME.xml for this build: its gpmm-qemu and guests, this
+ * run's directory; @sed: more sed expressions (a variant), or "".
+ */
+static const char *lv_xml(const char *name, const char *sed)
+{
+	static char path[512];
+	char bin[PATH_MAX], guests[PATH_MAX];
+
+	if (!realpath(gpmm_bin(), bin) || !realpath(guest_file("."), guests))
+		return "/nonexistent";
+	snprintf(path, sizeof(path), "%s/%s.xml", test_run_dir(), name);
+	if (sh(NULL, 0, "sed -e 's#@TOP@/build/gpmm-qemu#%s/gpmm-qemu#' -e 's#@TOP@/build/guests#%s#g' "
+	       "-e 's#@RUN_DIR@#%s#g' %s configs/libvirt/%s.xml > %s", dirname(bin), guests,
+	       test_run_dir(), sed, name, path))
+		return "/nonexistent";
+	return path;
+}
+
+static const char *console_log(const char *dom)
+{
+	static char path[300];
+
+	snprintf(path, sizeof(path), "%s/%s.console.log", test_run_dir(), dom);
+	return path;
+}
+
+/* Wait (bounded by count) until @file holds @needle. */
+static bool file_says(const char *file, const char *needle, int tries)
+{
+	for (int i = 0; i < tries; i++) {
+		if (sh(NULL, 0, "grep -qF -- '%s' %s 2>/dev/null", needle, file) == 0)
+			return true;
+		sleep(1);
+	}
+	return false;
+}
+
+static bool domstate_is(const char *dom, const char *state, int tries)
+{
+	for (int i = 0; i < tries; i++) {
+		if (virsh("domstate %s", dom) == 0 && !strncmp(out, state, strlen(state)))
+			return true;
+		sleep(1);
+	}
+	return false;
+}
+
+/* "KEY VALUE" (dommemstat) or "  KEY=VALUE" (domstats) in out; -1 if absent. */
+static long long field(const char *key)
+{
+	char pat[128];
+	const char *p = out;
+	size_t n;
+
+	snprintf(pat, sizeof(pat), "%s", key);
+	n = strlen(pat);
+	while ((p = strstr(p, pat))) {
+		bool line_start = p == out || p[-1] == '\n' || p[-1] == ' ';
+
+		if (line_start && (p[n] == ' ' || p[n] == '='))
+			return atoll(p + n + 1);
+		p += n;
+	}
+	return -1;
+}
+
+static json_int_t num(json_t *o, const char *key)
+{
+	return json_integer_value(json_object_get(o, key));
+}
+
+/* The service's count of free pool bytes (its walk of the pool). */
+static long long pool_free_bytes(void)
+{
+	json_t *r = frag_json(ctl_socket());
+	long long f = r ? num(json_object_get(r, "host"), "free_bytes") : -1;
+
+	json_decref(r);
+	return f;
+}
+
+/* Every frame back: the pool service's walk finds the whole pool free. */
+static bool pool_whole(int tries)
+{
+	for (int i = 0; i < tries; i++) {
+		if (pool_free_bytes() == (long long)POOL_MIB << 20)
+			return true;
+		sleep(1);
+	}
+	return false;
+}
+
+/*
+ * Type @line into `virsh console` (on a pty, as at an operator's
+ * terminal) and wait for @want; leave with Ctrl-], as an operator does.
+ * virsh flushes what was typed before its terminal went raw, so Enter is
+ * pressed (every 5 s, a bounded number of times) until the guest's shell
+ * shows a prompt after the banner, and only then the line.
+ */
+static bool console_answers(const char *dom, const char *line, const char *want)
+{
+	static char buf[1 << 16];
+	size_t len = 0, banner = 0;
+	bool typed = false, found = false;
+	int master, status, enters = 0;
+	pid_t pid = forkpty(&master, NULL, NULL, NULL);
+
+	if (pid < 0)
+		return false;
+	if (pid == 0) {
+		execlp("virsh", "virsh", "console", dom, "--force", (char *)NULL);
+		_exit(127);
+	}
+	buf[0] = '\0';
+	for (int i = 0; i < 10 * WAIT_TRIES && !found; i++) {
+		struct pollfd p = { .fd = master, .events = POLLIN };
+		const char *b;
+		ssize_t n;
+
+		if (poll(&p, 1, 100) > 0) {
+			if (len > sizeof(buf) / 2) {	/* keep the recent quarter */
+				memmove(buf, buf + len - sizeof(buf) / 4, sizeof(buf) / 4);
+				banner = banner > len - sizeof(buf) / 4 ? banner - (len - sizeof(buf) / 4) : 0;
+				len = sizeof(buf) / 4;
+			}
+			n = read(master, buf + len, sizeof(buf) - 1 - len);
+			if (n <= 0)
+				break;
+			len += (size_t)n;
+			buf[len] = '\0';
+		}
+		if (!banner && (b = strstr(buf, "Escape character"))) {
+			banner = (size_t)(b - buf) + 16;
+			continue;
+		}
+		if (banner && !typed && strstr(buf + banner, "# ")) {
+			char cmd[512];
+			int l = snprintf(cmd, sizeof(cmd), "%s\r", line);
+
+			typed = write(master, cmd, (size_t)l) == l;
+		} else if (banner && !typed && i % 50 == 10 && enters++ < 12) {
+			if (write(master, "\r", 1) != 1)
+				break;
+		}
+		found = typed && strstr(buf + banner, want);
+	}
+	if (write(master, "\x1d", 1) != 1)
+		kill(pid, SIGTERM);
+	for (int i = 0; i < 100 && waitpid(pid, &status, WNOHANG) == 0; i++)
+		usleep(100000);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	close(master);
+	if (!found)
+		fprintf(stderr, "\nvirsh console said:\n%.2000s\n", buf);
+	return found;
+}
+
+static int domain_pid(const char *dom)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/run/libvirt/qemu/%s.pid", dom);
+	return read_pid(path);
+}
+
+/* A gpmm built with sanitizers reports into the domain's log (virtlogd). */
+static bool domain_logs_clean(void)
+{
+	return sh(out, sizeof(out), "grep -h -A20 Sanitizer /var/log/libvirt/qemu/*.log") != 0;
+}
+
+/* A VM whose report by the service names it, with its process. */
+static bool service_reports(json_t *r, const char *name)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(r, "vms"), i, v)
+		if (!strcmp(json_string_value(json_object_get(v, "name")) ?: "", name) &&
+		    json_is_object(json_object_get(v, "process")))
+			return true;
+	return false;
+}
+
+/* The VM's populated bytes by its own report, through libvirt's monitor pass-through. */
+static long long vm_populated(const char *dom)
+{
+	json_t *r, *vm;
+	long long pop;
+
+	if (virsh("qemu-monitor-command %s '{\"execute\":\"query-fragmentation\"}'", dom))
+		return -1;
+	r = json_loads(out, 0, NULL);
+	vm = json_array_get(json_object_get(json_object_get(r, "return"), "vms"), 0);
+	pop = vm ? num(vm, "populated_bytes") : -1;
+	json_decref(r);
+	return pop;
+}
+
+static bool start_linux(const char *sed)
+{
+	unlink(console_log(LINUX));
+	CU_ASSERT_EQUAL_FATAL(virsh("define %s", lv_xml("linux", sed)), 0);
+	if (virsh("start %s", LINUX)) {
+		fprintf(stderr, "\nvirsh start: %s\n", out);
+		return false;
+	}
+	return file_says(console_log(LINUX), "GPMM-LINUX-INIT", BOOT_TRIES);
+}
+
+/*
+ * The shipped Linux domain through its whole life: define, start, list,
+ * console (log and interactive), the fragmentation report through
+ * qemu-monitor-command, domstats, dommemstat, setmem, shutdown, undefine.
+ */
+static void test_linux_domain(void)
+{
+	long long memtotal_kb, huge, smaps, before, after, pop_before, pop_after;
+	json_t *r, *vm;
+	int pid;
+
+	CU_ASSERT_FATAL(lv_up());
+	/*
+	 * Free page reporting off in this domain: with it on, the guest would
+	 * already have handed back the pages it freed, and setmem's balloon
+	 * would find nothing backed left to return.
+	 */
+	CU_ASSERT_FATAL(start_linux("-e \"s#<memballoon model='virtio'>#"
+				    "<memballoon model='virtio' freePageReporting='off'>#\""));
+	CU_ASSERT_EQUAL(virsh("list"), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, LINUX));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "running"));
+	CU_ASSERT(sh(out, sizeof(out), "sed -n 's/.*memtotal_kb=\\([0-9]*\\).*/\\1/p' %s",
+		     console_log(LINUX)) == 0);
+	memtotal_kb = atoll(out);
+	CU_ASSERT(memtotal_kb > 128 * 1024);
+
+	/* the console answers a typed command: the shell computes 42 */
+	CU_ASSERT(console_answers(LINUX, "echo gpmm-$((6*7))", "gpmm-42"));
+
+	/* gpmm's own report through libvirt's monitor pass-through */
+	CU_ASSERT_EQUAL(virsh("qemu-monitor-command %s '{\"execute\":\"query-fragmentation\"}'",
+			      LINUX), 0);
+	r = json_loads(out, 0, NULL);
+	vm = json_array_get(json_object_get(json_object_get(r, "return"), "vms"), 0);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(vm, "name")) ?: "", LINUX);
+	CU_ASSERT(num(vm, "populated_bytes") > 0);
+	json_decref(r);
+
+	/* domstats --vm: huge-backed bytes, against the kernel's smaps of the process */
+	pid = domain_pid(LINUX);
+	CU_ASSERT(pid > 0);
+	huge = smaps = -1;
+	for (int i = 0; i < 30; i++) {
+		CU_ASSERT_EQUAL(virsh("domstats %s --vm", LINUX), 0);
+		huge = field("vm.huge_backed_bytes.cur");
+		smaps = smaps_pmd_kb(pid) * 1024;
+		if (huge > 0 && llabs(huge - smaps) <= (huge > smaps ? huge : smaps) / 10)
+			break;
+		sleep(1);
+	}
+	CU_ASSERT(huge > 0);
+	CU_ASSERT(llabs(huge - smaps) <= (huge > smaps ? huge : smaps) / 10);
+	CU_ASSERT(field("vm.populated_bytes.cur") >= huge);
+
+	/* dommemstat: the balloon's statistics are the guest's own MemTotal */
+	for (int i = 0; i < WAIT_TRIES; i++) {
+		if (virsh("dommemstat %s", LINUX) == 0 && field("available") > 0)
+			break;
+		sleep(1);
+	}
+	CU_ASSERT_EQUAL(field("available"), memtotal_kb);
+	CU_ASSERT_EQUAL(field("actual"), 256 * 1024);
+	CU_ASSERT(field("rss") > 0);
+
+	/*
+	 * setmem: the guest frees 96 MiB it wrote, the balloon takes 128 MiB,
+	 * and the frames behind what it took go back to the pool: the
+	 * service's walk of the pool gains what the VM's own bookkeeping
+	 * lost (the balloon also returns pages the guest zeroed to give them,
+	 * Debian's init_on_alloc: those come and go within the call).
+	 */
+	CU_ASSERT(console_answers(LINUX, "dd if=/dev/zero of=/dev/shm/x bs=1M count=96 && "
+				  "rm /dev/shm/x && echo gpmm-dd-$((1+1))", "gpmm-dd-2"));
+	sleep(2);	/* the daemon's report of the process is a second old at most */
+	before = pool_free_bytes();
+	pop_before = vm_populated(LINUX);
+	CU_ASSERT_EQUAL(virsh("setmem %s 128M --live", LINUX), 0);
+	for (int i = 0; i < WAIT_TRIES; i++) {
+		if (virsh("dommemstat %s", LINUX) == 0 && field("actual") == 128 * 1024)
+			break;
+		sleep(1);
+	}
+	CU_ASSERT_EQUAL(field("actual"), 128 * 1024);
+	sleep(2);
+	after = pool_free_bytes();
+	pop_after = vm_populated(LINUX);
+	fprintf(stderr, "\n  setmem 128M: pool free %+lld MiB, the VM's populated %+lld MiB ",
+		(after - before) >> 20, (pop_after - pop_before) >> 20);
+	CU_ASSERT(after - before >= 16LL << 20);
+	CU_ASSERT(llabs((after - before) - (pop_before - pop_after)) <= 4LL << 20);
+	CU_ASSERT_EQUAL(virsh("dominfo %s", LINUX), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "131072 KiB"));	/* BALLOON_CHANGE seen */
+
+	/* shutdown: the ACPI power button, the guest's acpid, its poweroff */
+	CU_ASSERT_EQUAL(virsh("shutdown %s", LINUX), 0);
+	CU_ASSERT(domstate_is(LINUX, "shut off", WAIT_TRIES));
+	CU_ASSERT(file_says(console_log(LINUX), "power button pressed", 5));
+	CU_ASSERT(file_says(console_log(LINUX), "system sleep state S5", 5));
+	CU_ASSERT(pool_whole(30));
+	CU_ASSERT_EQUAL(virsh("undefine %s", LINUX), 0);
+	CU_ASSERT_EQUAL(virsh("list --all --name"), 0);
+	CU_ASSERT_PTR_NULL(strstr(out, LINUX));
+	CU_ASSERT(domain_logs_clean());
+}
+
+/*
+ * Two domains started by libvirt are two VM processes of one host pool:
+ * the service reports both; destroy (SIGTERM) ends a running one, and
+ * every frame comes back.
+ */
+static void test_two_domains_share_pool(void)
+{
+	json_t *r;
+
+	CU_ASSERT_FATAL(lv_up());
+	CU_ASSERT_FATAL(start_linux(""));
+	unlink(console_log(MEMLOOP));
+	CU_ASSERT_EQUAL(virsh("define %s", lv_xml("payload", "")), 0);
+	if (virsh("start %s", MEMLOOP)) {
+		CU_FAIL("virsh start " MEMLOOP);
+		fprintf(stderr, "\n%s\n", out);
+	}
+	CU_ASSERT(file_says(console_log(MEMLOOP), "MiB touched", WAIT_TRIES));
+	sleep(2);	/* each process's report reaches the service within a second */
+	r = frag_json(ctl_socket());
+	CU_ASSERT(service_reports(r, LINUX));
+	CU_ASSERT(service_reports(r, MEMLOOP));
+	json_decref(r);
+	CU_ASSERT(pool_free_bytes() < (long long)POOL_MIB << 20);
+
+	CU_ASSERT_EQUAL(virsh("destroy %s", MEMLOOP), 0);
+	CU_ASSERT(domstate_is(MEMLOOP, "shut off", WAIT_TRIES));
+	CU_ASSERT(domstate_is(LINUX, "running", 1));
+	CU_ASSERT_EQUAL(virsh("destroy %s", LINUX), 0);
+	CU_ASSERT(domstate_is(LINUX, "shut off", WAIT_TRIES));
+	CU_ASSERT(pool_whole(30));
+	CU_ASSERT_EQUAL(virsh("undefine %s", MEMLOOP), 0);
+	CU_ASSERT_EQUAL(virsh("undefine %s", LINUX), 0);
+	CU_ASSERT(sh(NULL, 0, "grep -q 'lost write' %s", console_log(MEMLOOP)) != 0);
+	CU_ASSERT(domain_logs_clean());
+}
+
+/*
+ * What gpmm refuses reaches virsh's output as gpmm's own sentence, and a
+ * malformed monitor command gets QEMU's error while the domain runs on.
+ */
+static void test_bad_input(void)
+{
+	CU_ASSERT_FATAL(lv_up());
+
+	/* a device gpmm lacks */
+	CU_ASSERT_EQUAL(virsh("define %s", lv_xml("payload",
+		"-e \"s#<memballoon model='none'/>#<memballoon model='none'/><sound model='ich6'/>#\"")), 0);
+	CU_ASSERT_NOT_EQUAL(virsh("start %s", MEMLOOP), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "gpmm: -device"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "gpmm has no such device"));
+	fprintf(stderr, "\n  %.300s", out);
+	CU_ASSERT_EQUAL(virsh("undefine %s", MEMLOOP), 0);
+
+	/* too little memory for a VM */
+	CU_ASSERT_EQUAL(virsh("define %s", lv_xml("payload",
+		"-e \"s#<memory unit='MiB'>16</memory>#<memory unit='KiB'>1024</memory>#\"")), 0);
+	CU_ASSERT_NOT_EQUAL(virsh("start %s", MEMLOOP), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "gpmm: ram must be"));
+	fprintf(stderr, "\n  %.300s", out);
+	CU_ASSERT_EQUAL(virsh("undefine %s", MEMLOOP), 0);
+
+	/* malformed monitor commands to a running domain */
+	unlink(console_log(MEMLOOP));
+	CU_ASSERT_EQUAL(virsh("define %s", lv_xml("payload", "")), 0);
+	if (virsh("start %s", MEMLOOP)) {
+		fprintf(stderr, "\n%s\n", out);
+		CU_FAIL_FATAL("virsh start " MEMLOOP);
+	}
+	CU_ASSERT_EQUAL(virsh("qemu-monitor-command %s '{bad json'", MEMLOOP), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "CommandNotFound"));
+	CU_ASSERT_EQUAL(virsh("qemu-monitor-command %s "
+			      "'{\"execute\":\"balloon\",\"arguments\":{\"value\":\"lots\"}}'",
+			      MEMLOOP), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "Invalid parameter type for 'value'"));
+	CU_ASSERT_EQUAL(virsh("qemu-monitor-command %s "
+			      "'{\"execute\":\"qom-get\",\"arguments\":{\"path\":[1]}}'", MEMLOOP), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "GenericError"));
+	CU_ASSERT_EQUAL(virsh("qemu-monitor-command %s --hmp 'info nonsense'", MEMLOOP), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "unknown command"));
+	CU_ASSERT_EQUAL(virsh("qemu-monitor-command %s '{\"execute\":\"query-status\"}'", MEMLOOP), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"running\""));
+	CU_ASSERT(domstate_is(MEMLOOP, "running", 1));
+	CU_ASSERT(file_says(console_log(MEMLOOP), "MiB touched", WAIT_TRIES));
+	CU_ASSERT_EQUAL(virsh("destroy %s", MEMLOOP), 0);
+	CU_ASSERT_EQUAL(virsh("undefine %s", MEMLOOP), 0);
+	CU_ASSERT(pool_whole(30));
+	CU_ASSERT(domain_logs_clean());
+}
+
+int register_libvirt_suite(void)
+{
+	CU_pSuite s = CU_add_suite("libvirt", NULL, lv_cleanup);
+
+	if (!s ||
+	    !CU_add_test(s, "Linux domain: define, start, console, report, stats, setmem, shutdown",
+			 test_linux_domain) ||
+	    !CU_add_test(s, "two domains share the host pool; destroy", test_two_domains_share_pool) ||
+	    !CU_add_test(s, "bad input through libvirt", test_bad_input))
+		return CU_get_error();
+	return CUE_SUCCESS;
+}
