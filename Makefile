@@ -116,7 +116,7 @@ UNIT       := $(BUILD)/tests/unit-tests
 INTEG      := $(BUILD)/tests/integration-tests
 DEPS_OK    := build/.deps-ok
 
-.PHONY: all test test-where test-kernels demo deps clean
+.PHONY: all test test-where test-kernels demo libvirt-demo deps clean
 all: $(GPMM) $(GPMM_QEMU) guests
 
 include guests/Makefile.inc
@@ -228,6 +228,14 @@ demo: $(GPMM) guests guest-linux
 		--initrd $(BUILD)/guests/linux/initramfs.cpio.gz --ram 256M --cpus 2 --pool 512M \
 		--name demo --stats --console stdio --append "$(DEMO_APPEND)" </dev/null
 	$(GPMM) bench frag
+
+# libvirt drives gpmm (configs/libvirt/): libvirtd and virtlogd started in a
+# private mount namespace (tests/libvirt/env), two domains on the host pool
+# service, their stats and report, shutdown and clean-up. In the test VM,
+# like the demo: its Linux guest needs it, and the host's libvirt is left alone.
+libvirt-demo: $(GPMM) $(GPMM_QEMU) guests guest-linux
+	@echo "libvirt-demo: in the nested-KVM test VM (tests/vm/run); $(KVM_WHERE)"
+	tests/vm/run --kernel $(TESTVM_KERNEL) -- tests/libvirt/env tests/libvirt/demo </dev/null
 
 clean:
 	rm -rf build

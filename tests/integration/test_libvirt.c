@@ -204,7 +204,7 @@ static bool pool_whole(int tries)
  * pressed (every 5 s, a bounded number of times) until the guest's shell
  * shows a prompt after the banner, and only then the line.
  */
-static bool console_answers(const char *dom, const char *line, const char *want)
+static bool console_answers(const char *dom, const char *line, const char *want, int timeout_s)
 {
 	static char buf[1 << 16];
 	size_t len = 0, banner = 0;
@@ -219,7 +219,7 @@ static bool console_answers(const char *dom, const char *line, const char *want)
 		_exit(127);
 	}
 	buf[0] = '\0';
-	for (int i = 0; i < 10 * WAIT_TRIES && !found; i++) {
+	for (int i = 0; i < 10 * timeout_s && !found; i++) {
 		struct pollfd p = { .fd = master, .events = POLLIN };
 		const char *b;
 		ssize_t n;
@@ -290,6 +290,17 @@ static bool service_reports(json_t *r, const char *name)
 	return false;
 }
 
+/* What an earlier test left behind (it failed half-way): gone. */
+static void forget_domains(void)
+{
+	static const char *const doms[] = { LINUX, MEMLOOP, MEMLOOP "2" };
+
+	for (size_t i = 0; i < sizeof(doms) / sizeof(doms[0]); i++) {
+		virsh("destroy %s", doms[i]);
+		virsh("undefine %s", doms[i]);
+	}
+}
+
 /* The VM's populated bytes by its own report, through libvirt's monitor pass-through. */
 static long long vm_populated(const char *dom)
 {
@@ -328,6 +339,7 @@ static void test_linux_domain(void)
 	int pid;
 
 	CU_ASSERT_FATAL(lv_up());
+	forget_domains();
 	/*
 	 * Free page reporting off in this domain: with it on, the guest would
 	 * already have handed back the pages it freed, and setmem's balloon
@@ -344,7 +356,7 @@ static void test_linux_domain(void)
 	CU_ASSERT(memtotal_kb > 128 * 1024);
 
 	/* the console answers a typed command: the shell computes 42 */
-	CU_ASSERT(console_answers(LINUX, "echo gpmm-$((6*7))", "gpmm-42"));
+	CU_ASSERT(console_answers(LINUX, "echo gpmm-$((6*7))", "gpmm-42", WAIT_TRIES));
 
 	/* gpmm's own report through libvirt's monitor pass-through */
 	CU_ASSERT_EQUAL(virsh("qemu-monitor-command %s '{\"execute\":\"query-fragmentation\"}'",
@@ -382,14 +394,14 @@ static void test_linux_domain(void)
 	CU_ASSERT(field("rss") > 0);
 
 	/*
-	 * setmem: the guest frees 96 MiB it wrote, the balloon takes 128 MiB,
+	 * setmem: the guest frees 48 MiB it wrote, the balloon takes 128 MiB,
 	 * and the frames behind what it took go back to the pool: the
 	 * service's walk of the pool gains what the VM's own bookkeeping
 	 * lost (the balloon also returns pages the guest zeroed to give them,
 	 * Debian's init_on_alloc: those come and go within the call).
 	 */
-	CU_ASSERT(console_answers(LINUX, "dd if=/dev/zero of=/dev/shm/x bs=1M count=96 && "
-				  "rm /dev/shm/x && echo gpmm-dd-$((1+1))", "gpmm-dd-2"));
+	CU_ASSERT(console_answers(LINUX, "dd if=/dev/zero of=/tmp/x bs=1M count=48 && "
+				  "rm /tmp/x && echo gpmm-dd-$((1+1))", "gpmm-dd-2", 3 * WAIT_TRIES));
 	sleep(2);	/* the daemon's report of the process is a second old at most */
 	before = pool_free_bytes();
 	pop_before = vm_populated(LINUX);
@@ -405,7 +417,7 @@ static void test_linux_domain(void)
 	pop_after = vm_populated(LINUX);
 	fprintf(stderr, "\n  setmem 128M: pool free %+lld MiB, the VM's populated %+lld MiB ",
 		(after - before) >> 20, (pop_after - pop_before) >> 20);
-	CU_ASSERT(after - before >= 16LL << 20);
+	CU_ASSERT(after - before >= 8LL << 20);
 	CU_ASSERT(llabs((after - before) - (pop_before - pop_after)) <= 4LL << 20);
 	CU_ASSERT_EQUAL(virsh("dominfo %s", LINUX), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "131072 KiB"));	/* BALLOON_CHANGE seen */
@@ -422,40 +434,50 @@ static void test_linux_domain(void)
 	CU_ASSERT(domain_logs_clean());
 }
 
+static bool start_memloop(const char *name)
+{
+	char sed[256];
+
+	unlink(console_log(name));
+	snprintf(sed, sizeof(sed), "-e 's#" MEMLOOP "#%s#g'", name);
+	if (virsh("define %s", lv_xml("payload", sed)) || virsh("start %s", name)) {
+		fprintf(stderr, "\n%s\n", out);
+		return false;
+	}
+	return file_says(console_log(name), "MiB touched", WAIT_TRIES);
+}
+
 /*
  * Two domains started by libvirt are two VM processes of one host pool:
  * the service reports both; destroy (SIGTERM) ends a running one, and
- * every frame comes back.
+ * every frame comes back. Two memloops (they write their RAM and check
+ * every word): no Linux boot needed here.
  */
 static void test_two_domains_share_pool(void)
 {
 	json_t *r;
 
 	CU_ASSERT_FATAL(lv_up());
-	CU_ASSERT_FATAL(start_linux(""));
-	unlink(console_log(MEMLOOP));
-	CU_ASSERT_EQUAL(virsh("define %s", lv_xml("payload", "")), 0);
-	if (virsh("start %s", MEMLOOP)) {
-		CU_FAIL("virsh start " MEMLOOP);
-		fprintf(stderr, "\n%s\n", out);
-	}
-	CU_ASSERT(file_says(console_log(MEMLOOP), "MiB touched", WAIT_TRIES));
+	forget_domains();
+	CU_ASSERT(start_memloop(MEMLOOP));
+	CU_ASSERT(start_memloop(MEMLOOP "2"));
 	sleep(2);	/* each process's report reaches the service within a second */
 	r = frag_json(ctl_socket());
-	CU_ASSERT(service_reports(r, LINUX));
 	CU_ASSERT(service_reports(r, MEMLOOP));
+	CU_ASSERT(service_reports(r, MEMLOOP "2"));
 	json_decref(r);
 	CU_ASSERT(pool_free_bytes() < (long long)POOL_MIB << 20);
 
 	CU_ASSERT_EQUAL(virsh("destroy %s", MEMLOOP), 0);
 	CU_ASSERT(domstate_is(MEMLOOP, "shut off", WAIT_TRIES));
-	CU_ASSERT(domstate_is(LINUX, "running", 1));
-	CU_ASSERT_EQUAL(virsh("destroy %s", LINUX), 0);
-	CU_ASSERT(domstate_is(LINUX, "shut off", WAIT_TRIES));
+	CU_ASSERT(domstate_is(MEMLOOP "2", "running", 1));
+	CU_ASSERT_EQUAL(virsh("destroy %s", MEMLOOP "2"), 0);
+	CU_ASSERT(domstate_is(MEMLOOP "2", "shut off", WAIT_TRIES));
 	CU_ASSERT(pool_whole(30));
 	CU_ASSERT_EQUAL(virsh("undefine %s", MEMLOOP), 0);
-	CU_ASSERT_EQUAL(virsh("undefine %s", LINUX), 0);
-	CU_ASSERT(sh(NULL, 0, "grep -q 'lost write' %s", console_log(MEMLOOP)) != 0);
+	CU_ASSERT_EQUAL(virsh("undefine %s", MEMLOOP "2"), 0);
+	CU_ASSERT(sh(NULL, 0, "grep -q 'lost write' %s %s", console_log(MEMLOOP),
+		     console_log(MEMLOOP "2")) != 0);
 	CU_ASSERT(domain_logs_clean());
 }
 
@@ -466,6 +488,7 @@ static void test_two_domains_share_pool(void)
 static void test_bad_input(void)
 {
 	CU_ASSERT_FATAL(lv_up());
+	forget_domains();
 
 	/* a device gpmm lacks */
 	CU_ASSERT_EQUAL(virsh("define %s", lv_xml("payload",
@@ -480,7 +503,7 @@ static void test_bad_input(void)
 	CU_ASSERT_EQUAL(virsh("define %s", lv_xml("payload",
 		"-e \"s#<memory unit='MiB'>16</memory>#<memory unit='KiB'>1024</memory>#\"")), 0);
 	CU_ASSERT_NOT_EQUAL(virsh("start %s", MEMLOOP), 0);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "gpmm: ram must be"));
+	CU_ASSERT_PTR_NOT_NULL(strcasestr(out, "RAM must be a multiple of 2 MiB"));
 	fprintf(stderr, "\n  %.300s", out);
 	CU_ASSERT_EQUAL(virsh("undefine %s", MEMLOOP), 0);
 

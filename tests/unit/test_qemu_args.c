@@ -74,7 +74,7 @@ static void test_domain_start(void)
 	CU_ASSERT_EQUAL(q.chardevs[q.serial].fd, 32);
 	CU_ASSERT_STRING_EQUAL(q.cfg.disk, "/srv/disk.img");
 	CU_ASSERT(q.cfg.disk_readonly);
-	CU_ASSERT(q.cfg.balloon);
+	CU_ASSERT(q.cfg.balloon && q.cfg.balloon_reporting);
 	CU_ASSERT_STRING_EQUAL(q.uuid, "0b3b6bd8-5a2c-4a41-9c0c-3e5a1a8b7c11");
 }
 
@@ -93,6 +93,36 @@ static void test_qemuopts_forms(void)
 	CU_ASSERT_FALSE(q.cfg.balloon);
 	CU_ASSERT_EQUAL(q.chardevs[q.serial].kind, QEMU_CHARDEV_PTY);
 	CU_ASSERT_STRING_EQUAL(q.chardevs[q.monitor].path, "/run/m.sock");
+}
+
+/*
+ * A pty serial port with its log on a virtlogd pipe (libvirt's <serial
+ * type='pty'><log file=.../>) and a balloon without free page reporting:
+ * the descriptors, and the devices by their ids (QOM's /machine/peripheral).
+ */
+static void test_pty_log_and_devices(void)
+{
+	char *argv[] = { "gpmm", "-name", "guest=lx", "-m", "64", "-kernel", "/k",
+		"-add-fd", "set=0,fd=33,opaque=serial0-log",
+		"-chardev", "pty,id=charserial0,logfile=/dev/fdset/0,logappend=on",
+		"-device", "{\"driver\":\"isa-serial\",\"chardev\":\"charserial0\",\"id\":\"serial0\",\"index\":0}",
+		"-device", "{\"driver\":\"virtio-balloon-pci\",\"id\":\"balloon0\",\"bus\":\"pci.0\","
+			   "\"addr\":\"0x2\",\"free-page-reporting\":false}" };
+	char *nolog[] = { "gpmm", "-kernel", "/k", "-chardev", "pty,id=c,logfile=/dev/fdset/3" };
+
+	CU_ASSERT_EQUAL_FATAL(qemu_args_parse(ARGC(argv), argv, &q, err, sizeof(err)), 0);
+	CU_ASSERT_FATAL(q.serial >= 0);
+	CU_ASSERT_EQUAL(q.chardevs[q.serial].kind, QEMU_CHARDEV_PTY);
+	CU_ASSERT_EQUAL(q.chardevs[q.serial].log_fd, 33);
+	CU_ASSERT(q.cfg.balloon);
+	CU_ASSERT_FALSE(q.cfg.balloon_reporting);
+	CU_ASSERT_EQUAL_FATAL(q.nr_devices, 2);
+	CU_ASSERT_STRING_EQUAL(q.devices[0].id, "serial0");
+	CU_ASSERT_STRING_EQUAL(q.devices[1].id, "balloon0");
+	CU_ASSERT_STRING_EQUAL(q.devices[1].driver, "virtio-balloon-pci");
+	/* a log on a descriptor set nobody passed */
+	CU_ASSERT(qemu_args_parse(ARGC(nolog), nolog, &q, err, sizeof(err)) < 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "no -add-fd"));
 }
 
 struct refusal {
@@ -141,6 +171,7 @@ static const struct suite_test tests[] = {
 	{ "the capability probe", test_probe },
 	{ "a domain start as libvirt 9.0 writes it", test_domain_start },
 	{ "QemuOpts spellings", test_qemuopts_forms },
+	{ "a pty with its log, device ids", test_pty_log_and_devices },
 	{ "refusals say why", test_refusals },
 };
 
