@@ -401,7 +401,7 @@ static int balloon_init(struct vm *vm, void **priv)
 	*priv = NULL;
 	if (!vm->cfg.balloon)
 		return 0;
-	if (vm->cfg.balloon_reporting)
+	if (!vm->cfg.balloon_no_reporting)
 		features |= 1ULL << VIRTIO_BALLOON_F_REPORTING;
 	b = calloc(1, sizeof(*b));
 	if (!b)

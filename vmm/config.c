@@ -21,7 +21,6 @@ void config_defaults(struct vm_config *cfg)
 	cfg->huge_rate = 0;
 	cfg->huge_target = 100;
 	cfg->balloon = true;
-	cfg->balloon_reporting = true;
 	strcpy(cfg->console, "stdio");
 }
 
@@ -205,7 +204,10 @@ int config_set(struct vm_config *cfg, const char *key, const char *value,
 	} else if (!strcmp(key, "balloon")) {
 		ret = config_parse_bool(value, &cfg->balloon);
 	} else if (!strcmp(key, "balloon_reporting")) {
-		ret = config_parse_bool(value, &cfg->balloon_reporting);
+		bool on;
+
+		ret = config_parse_bool(value, &on);
+		cfg->balloon_no_reporting = !ret && !on;
 		want = "yes or no";
 	} else if (!strcmp(key, "qmp")) {
 		ret = set_string(cfg->qmp_path, sizeof(cfg->qmp_path), value);

@@ -402,7 +402,7 @@ static int do_device(struct parse *p, const char *arg)
 	else if (!strcmp(driver, "virtio-balloon-pci") || !strcmp(driver, "virtio-balloon-device")) {
 		p->q->cfg.balloon = true;
 		/* libvirt's <memballoon freePageReporting='off'> */
-		p->q->cfg.balloon_reporting = !json_is_false(json_object_get(o, "free-page-reporting"));
+		p->q->cfg.balloon_no_reporting = json_is_false(json_object_get(o, "free-page-reporting"));
 	}
 	else if (!strcmp(driver, "virtio-blk-pci") || !strcmp(driver, "virtio-blk-device")) {
 		if (p->disk_node[0])

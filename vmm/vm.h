@@ -89,7 +89,7 @@ struct vm_config {
 	char disk[PATH_MAX];	/* raw image for virtio-blk, "" = none */
 	bool disk_readonly;
 	bool balloon;		/* virtio-balloon */
-	bool balloon_reporting;	/* ... offering free page reporting */
+	bool balloon_no_reporting;	/* ... without free page reporting */
 	uint64_t pool_bytes;	/* for a `gpmm run` that makes its own pool */
 	struct pool_host pool_host;	/* and what that pool does with host memory */
 	enum vm_fault_policy fault;	/* what a first touch of a 2 MiB range gets */

@@ -74,7 +74,7 @@ static void test_domain_start(void)
 	CU_ASSERT_EQUAL(q.chardevs[q.serial].fd, 32);
 	CU_ASSERT_STRING_EQUAL(q.cfg.disk, "/srv/disk.img");
 	CU_ASSERT(q.cfg.disk_readonly);
-	CU_ASSERT(q.cfg.balloon && q.cfg.balloon_reporting);
+	CU_ASSERT(q.cfg.balloon && !q.cfg.balloon_no_reporting);
 	CU_ASSERT_STRING_EQUAL(q.uuid, "0b3b6bd8-5a2c-4a41-9c0c-3e5a1a8b7c11");
 }
 
@@ -115,7 +115,7 @@ static void test_pty_log_and_devices(void)
 	CU_ASSERT_EQUAL(q.chardevs[q.serial].kind, QEMU_CHARDEV_PTY);
 	CU_ASSERT_EQUAL(q.chardevs[q.serial].log_fd, 33);
 	CU_ASSERT(q.cfg.balloon);
-	CU_ASSERT_FALSE(q.cfg.balloon_reporting);
+	CU_ASSERT(q.cfg.balloon_no_reporting);
 	CU_ASSERT_EQUAL_FATAL(q.nr_devices, 2);
 	CU_ASSERT_STRING_EQUAL(q.devices[0].id, "serial0");
 	CU_ASSERT_STRING_EQUAL(q.devices[1].id, "balloon0");
