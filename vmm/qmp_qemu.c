@@ -108,7 +108,7 @@ static json_t *cmd_query_chardev(struct conn *c, json_t *args, struct qmp_err *e
 	list = json_array();
 	if (!v->qemu) {
 		json_array_append_new(list, json_pack("{s:s, s:s, s:b}", "label", "serial0",
-			"filename", v->con.path[0] ? v->con.path : v->vm->cfg.console,
+			"filename", v->con.path[0] ? v->con.path : v->vm ? v->vm->cfg.console : "none",
 			"frontend-open", true));
 		return list;
 	}
@@ -229,18 +229,26 @@ static json_t *guest_stats(struct vm *vm, struct qmp_err *e)
 	return json_pack("{s:o, s:I}", "stats", stats, "last-update", (json_int_t)updated);
 }
 
+/* qom-get's and qom-set's "path" and "property", and the VM; false: @e says why. */
+static bool qom_args(struct conn *c, json_t *args, struct qmp_err *e, struct dvm **v,
+		     const char **path, const char **name)
+{
+	*v = qmp_target_vm(c, args, e);
+	*path = json_string_value(json_object_get(args, "path"));
+	*name = json_string_value(json_object_get(args, "property"));
+	if (*v && (!*path || !*name))
+		qmp_fail(e, "GenericError", "Parameter '%s' is missing", *path ? "property" : "path");
+	return *v && *path && *name;
+}
+
 static json_t *cmd_qom_get(struct conn *c, json_t *args, struct qmp_err *e)
 {
-	struct dvm *v = qmp_target_vm(c, args, e);
-	const char *path = json_string_value(json_object_get(args, "path"));
-	const char *name = json_string_value(json_object_get(args, "property"));
 	const struct qemu_device *d;
+	const char *path, *name;
+	struct dvm *v;
 
-	if (!v)
+	if (!qom_args(c, args, e, &v, &path, &name))
 		return NULL;
-	if (!path || !name)
-		return qmp_fail(e, "GenericError", "Parameter '%s' is missing",
-				path ? "property" : "path");
 	d = peripheral(v, path);
 	if (is_balloon(d) && v->vm && !strcmp(name, "guest-stats"))
 		return guest_stats(v->vm, e);
@@ -254,16 +262,14 @@ static json_t *cmd_qom_get(struct conn *c, json_t *args, struct qmp_err *e)
 /* The balloon's statistics period: the daemon's tick asks the guest that often. */
 static json_t *cmd_qom_set(struct conn *c, json_t *args, struct qmp_err *e)
 {
-	struct dvm *v = qmp_target_vm(c, args, e);
-	const char *path = json_string_value(json_object_get(args, "path"));
-	const char *name = json_string_value(json_object_get(args, "property"));
 	json_t *value = json_object_get(args, "value");
+	const char *path, *name;
+	struct dvm *v;
 
-	if (!v)
+	if (!qom_args(c, args, e, &v, &path, &name))
 		return NULL;
-	if (!path || !name || !value)
-		return qmp_fail(e, "GenericError", "Parameter '%s' is missing",
-				!path ? "path" : !name ? "property" : "value");
+	if (!value)
+		return qmp_fail(e, "GenericError", "Parameter 'value' is missing");
 	if (!is_balloon(peripheral(v, path)) || strcmp(name, "guest-stats-polling-interval"))
 		return qmp_fail(e, "GenericError", "Property '%s' not found", name);
 	if (!json_is_integer(value) || json_integer_value(value) < 0 ||
