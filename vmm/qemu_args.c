@@ -394,8 +394,9 @@ static int do_device(struct parse *p, const char *arg)
 		return -EINVAL;
 	driver = jstr(o, "driver");
 	if (p->q->nr_devices == QEMU_MAX_DEVICES) {
-		json_decref(o);
-		return fail(p, -ENOTSUP, "-device %s: more devices than gpmm takes", driver);
+		ret = fail(p, -ENOTSUP, "-device %s: more devices than gpmm takes", driver);
+		json_decref(o);		/* after: driver is o's */
+		return ret;
 	}
 	if (!strcmp(driver, "isa-serial"))
 		snprintf(p->serial_id, sizeof(p->serial_id), "%s", jstr(o, "chardev"));

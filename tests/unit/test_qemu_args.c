@@ -120,6 +120,21 @@ static void test_pty_log_and_devices(void)
 	CU_ASSERT_STRING_EQUAL(q.devices[0].id, "serial0");
 	CU_ASSERT_STRING_EQUAL(q.devices[1].id, "balloon0");
 	CU_ASSERT_STRING_EQUAL(q.devices[1].driver, "virtio-balloon-pci");
+	/* more devices than gpmm takes: refused, naming the driver (fuzzing found a use after free here) */
+	{
+		char *many[3 + 2 * (QEMU_MAX_DEVICES + 1)];
+		int n = 0;
+
+		many[n++] = "gpmm";
+		many[n++] = "-kernel";
+		many[n++] = "/k";
+		for (int i = 0; i <= QEMU_MAX_DEVICES; i++) {
+			many[n++] = "-device";
+			many[n++] = "{\"driver\":\"virtio-balloon-pci\",\"id\":\"b\"}";
+		}
+		CU_ASSERT(qemu_args_parse(n, many, &q, err, sizeof(err)) == -ENOTSUP);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, "-device virtio-balloon-pci: more devices"));
+	}
 	/* a log on a descriptor set nobody passed */
 	CU_ASSERT(qemu_args_parse(ARGC(nolog), nolog, &q, err, sizeof(err)) < 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "no -add-fd"));
