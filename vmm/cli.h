@@ -22,7 +22,7 @@ struct pool;
 /* Where a VM takes guest RAM: the host pool service or a pool of its own. */
 enum host_pool_use { HOST_POOL_AUTO, HOST_POOL_REQUIRED, HOST_POOL_NEVER };
 int cli_open_pool(struct vm_config *cfg, enum host_pool_use use, const char *sock,
-		  const char *who, struct pool **pool);
+		  const char *who, const char *opt_out, struct pool **pool);
 /* gpmm run's checks before any VM: KVM and userfaultfd; 0 or said on stderr. */
 int cli_check_host(const char *who);
 

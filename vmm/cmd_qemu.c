@@ -161,7 +161,7 @@ static void size_own_pool(struct vm_config *cfg)
 
 	if (extra < (32ULL << 20))
 		extra = 32ULL << 20;
-	cfg->pool_bytes = (cfg->ram_bytes + extra + (2ULL << 20) - 1) & ~((2ULL << 20) - 1);
+	cfg->pool_bytes = (cfg->ram_bytes + extra + MM_PAGEBLOCK_SIZE - 1) & ~(MM_PAGEBLOCK_SIZE - 1);
 }
 
 static int run_qemu(struct qemu_cmdline *q)
@@ -196,7 +196,7 @@ static int run_qemu(struct qemu_cmdline *q)
 	if (write_pidfile(q->pidfile))
 		return 1;
 	size_own_pool(&q->cfg);
-	ret = cli_open_pool(&q->cfg, HOST_POOL_AUTO, getenv("GPMM_POOL_SOCKET"), "gpmm", &pool);
+	ret = cli_open_pool(&q->cfg, HOST_POOL_AUTO, getenv("GPMM_POOL_SOCKET"), "gpmm", NULL, &pool);
 	if (ret) {
 		if (ret != -EHOSTDOWN)
 			fprintf(stderr, "gpmm: cannot create a %llu MiB pool: %s\n",

@@ -190,11 +190,12 @@ static void warn_map_count(const struct vm_config *cfg)
 
 /*
  * The host pool service when asked for, or when its socket exists (said
- * on stderr, prefixed @who, either way); else a pool of this VM's own.
+ * on stderr, prefixed @who, with @opt_out, the way not to, if any); else
+ * a pool of this VM's own.
  * -EHOSTDOWN: asked for and not there, or refused by it (said).
  */
 int cli_open_pool(struct vm_config *cfg, enum host_pool_use use, const char *sock,
-		  const char *who, struct pool **pool)
+		  const char *who, const char *opt_out, struct pool **pool)
 {
 	char err[512], path[108];
 	int ret;
@@ -207,9 +208,10 @@ int cli_open_pool(struct vm_config *cfg, enum host_pool_use use, const char *soc
 		return pool_open_host(cfg->pool_bytes, true, &cfg->pool_host, pool);
 	ret = pool_open_remote(path, cfg->name, cfg->ram_bytes, pool, err, sizeof(err));
 	if (!ret) {
-		fprintf(stderr, "%s: guest RAM from the host pool service on %s%s\n", who,
-			path, use == HOST_POOL_AUTO && !strcmp(who, "gpmm run") ?
-			" (--own-pool: a pool of its own)" : "");
+		fprintf(stderr, "%s: guest RAM from the host pool service on %s", who, path);
+		if (use == HOST_POOL_AUTO && opt_out)
+			fprintf(stderr, " (%s: a pool of its own)", opt_out);
+		fputc('\n', stderr);
 		return 0;
 	}
 	/*
@@ -254,7 +256,7 @@ static int run_foreground(struct vm_config *cfg)
 	if (!cfg->qmp_path[0])
 		snprintf(cfg->qmp_path, sizeof(cfg->qmp_path), "%s/%s.qmp",
 			 gpmm_run_dir(), cfg->name);
-	ret = cli_open_pool(cfg, host_pool, host_pool_path, "gpmm run", &pool);
+	ret = cli_open_pool(cfg, host_pool, host_pool_path, "gpmm run", "--own-pool", &pool);
 	if (ret == -EHOSTDOWN)
 		return 1;
 	if (ret) {

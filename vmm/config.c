@@ -203,6 +203,7 @@ int config_set(struct vm_config *cfg, const char *key, const char *value,
 		want = "yes or no";
 	} else if (!strcmp(key, "balloon")) {
 		ret = config_parse_bool(value, &cfg->balloon);
+		want = "yes or no";
 	} else if (!strcmp(key, "balloon_reporting")) {
 		bool on;
 

@@ -174,10 +174,10 @@ static void balloon_tick(struct daemon *d, struct dvm *v, uint64_t now)
  * the metrics file is rewritten (written beside and renamed, so a scraper
  * never reads half of it).
  */
-static void daemon_tick(struct daemon *d)
+static void daemon_tick(struct daemon *d, uint64_t now)
 {
 	for (struct dvm *v = d->vms; v; v = v->next)
-		balloon_tick(d, v, vm_now_ns());
+		balloon_tick(d, v, now);
 	if (d->pool->client) {
 		for (struct dvm *v = d->vms; v; v = v->next) {
 			json_t *r = v->ended ? NULL : report_build(d->pool, &v->vm, 1, false);
@@ -408,8 +408,7 @@ static json_t *end_json(const struct dvm *v)
 	const char *reason = v->stop_reason ? v->stop_reason :
 			     vm->state == VM_SHUTDOWN ? "guest-shutdown" : "guest-panic";
 
-	return json_pack("{s:b, s:s, s:i, s:s, s:s}", "guest",
-			 !v->stop_reason || vm->reboot,
+	return json_pack("{s:b, s:s, s:i, s:s, s:s}", "guest", !strncmp(reason, "guest-", 6),
 			 "reason", reason, "exit-code", vm->exit_code,
 			 "status", vm_state_name(vm->state), "report", vm->report);
 }
@@ -653,7 +652,8 @@ int daemon_loop(struct daemon *d)
 		size_t max = 8;
 		struct pollfd *pfd;
 		struct source *src;
-		int wait_ms = -1;
+		int wait_ms = DAEMON_TICK_MS;
+		uint64_t now = vm_now_ns();
 		size_t n;
 
 		/* keys the guest has not taken yet: offer them again soon */
@@ -662,15 +662,9 @@ int daemon_loop(struct daemon *d)
 			if (v->keys_len)
 				wait_ms = 20;
 		}
-		{
-			uint64_t now = vm_now_ns();
-
-			if (now >= d->next_tick_ns) {
-				daemon_tick(d);
-				d->next_tick_ns = now + DAEMON_TICK_MS * 1000000ULL;
-			}
-			if (wait_ms < 0 || wait_ms > DAEMON_TICK_MS)
-				wait_ms = DAEMON_TICK_MS;
+		if (now >= d->next_tick_ns) {
+			daemon_tick(d, now);
+			d->next_tick_ns = now + DAEMON_TICK_MS * 1000000ULL;
 		}
 
 		for (struct dvm *v = d->vms; v; v = v->next)

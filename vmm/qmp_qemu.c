@@ -215,7 +215,7 @@ static json_t *guest_stats(struct vm *vm, struct qmp_err *e)
 		json_decref(stats);
 		return qmp_fail(e, "DeviceNotActive", "No balloon device has been activated");
 	}
-	for (unsigned int tag = 0; virtio_balloon_stat_name(tag) || tag < 16; tag++)
+	for (unsigned int tag = 0; tag < VIRTIO_BALLOON_S_NR; tag++)
 		if (virtio_balloon_stat_name(tag))
 			json_object_set_new(stats, virtio_balloon_stat_name(tag), json_integer(-1));
 	for (unsigned int i = 0; i < info.nr_stats; i++) {

@@ -155,13 +155,10 @@ static bool domstate_is(const char *dom, const char *state, int tries)
 /* "KEY VALUE" (dommemstat) or "  KEY=VALUE" (domstats) in out; -1 if absent. */
 static long long field(const char *key)
 {
-	char pat[128];
 	const char *p = out;
-	size_t n;
+	size_t n = strlen(key);
 
-	snprintf(pat, sizeof(pat), "%s", key);
-	n = strlen(pat);
-	while ((p = strstr(p, pat))) {
+	while ((p = strstr(p, key))) {
 		bool line_start = p == out || p[-1] == '\n' || p[-1] == ' ';
 
 		if (line_start && (p[n] == ' ' || p[n] == '='))
