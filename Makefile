@@ -202,7 +202,7 @@ test-where:
 # KVM of these machines stops a Linux kernel early (DESIGN.md).
 # Without /dev/kvm the suites run in the test VM in three groups, one VM
 # each: when the VM's own kernel freezes under TCG (tests/vm/run retries
-# that, up to TESTVM_TRIES times), only its group runs again.
+# that, up to 4 times), only its group runs again.
 INTEG_GROUPS  := vm,cli,migrate,virtio linux,hostpool libvirt
 ifeq ($(HAVE_KVM),yes)
 INTEG_RUN      = env $(INTEG_ENV) $(INTEG) vm cli migrate virtio hostpool || rc=1; \
@@ -210,7 +210,7 @@ INTEG_RUN      = env $(INTEG_ENV) $(INTEG) vm cli migrate virtio hostpool || rc=
                  env $(INTEG_ENV) $(INTEG) linux libvirt || rc=1
 else
 INTEG_RUN      = for g in $(INTEG_GROUPS); do \
-                   TESTVM_TRIES=3 $(IN_KVM) env $(INTEG_ENV) $(INTEG) $$(echo $$g | tr , ' ') || rc=1; \
+                   TESTVM_TRIES=4 $(IN_KVM) env $(INTEG_ENV) $(INTEG) $$(echo $$g | tr , ' ') || rc=1; \
                  done
 endif
 
