@@ -4,7 +4,8 @@
 
 PKGS       := gcc make binutils procps libcunit1-dev libjansson-dev libinih-dev \
               qemu-system-x86 busybox-static xz-utils \
-              libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients
+              libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients \
+              libseccomp-dev
 BUILD      := build
 ifeq ($(SANITIZE),1)
 BUILD      := build/san
@@ -28,7 +29,13 @@ ifeq ($(WERROR),1)
 CFLAGS     += -Werror
 endif
 LDFLAGS    := -pthread $(SANFLAGS)
-LDLIBS     := -ljansson -linih -lm
+LDLIBS     := -ljansson -linih -lseccomp -lm
+# FAULT_INJECT=1 (the default): fault injection's sites (mm.h) are compiled
+# in, idle unless GPMM_FAULT arms them; FAULT_INJECT=0 compiles them away.
+FAULT_INJECT ?= 1
+ifeq ($(FAULT_INJECT),1)
+CFLAGS     += -DGPMM_FAULT_INJECT
+endif
 
 ifneq ($(V),1)
 Q          := @
@@ -47,7 +54,8 @@ MM_SRCS    := mm/pool.c \
               mm/compaction.c \
               mm/hostmem.c \
               mm/thread.c \
-              mm/stats.c
+              mm/stats.c \
+              mm/fault.c
 
 VMM_SRCS   := vmm/pool.c \
               vmm/pool_wire.c \
@@ -79,6 +87,7 @@ VMM_SRCS   := vmm/pool.c \
               vmm/cmd_host.c \
               vmm/console_buf.c \
               vmm/console.c \
+              vmm/sandbox.c \
               devices/device.c \
               devices/serial8250.c \
               devices/debugport.c \

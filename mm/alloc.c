@@ -171,6 +171,8 @@ static long __mm_alloc(struct mm_pool *pool, struct mm_pcp *pcp, unsigned int or
 		return -EINVAL;
 	if (pcp && pcp->pool != pool)
 		return -EINVAL;
+	if (mm_fault_hit(MM_FAULT_FRAME))
+		return -ENOMEM;
 	if ((!pcp || order) && may_move)
 		claim_block(pool, order, mt);
 	pfn = try_alloc(pool, pcp, order, mt, owner);

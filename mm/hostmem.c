@@ -95,7 +95,8 @@ int mm_map_pool_view(int fd, size_t size, uint8_t **out)
 	size_t span = size + MM_PAGEBLOCK_SIZE;
 	uint8_t *va, *view;
 
-	va = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	va = MM_FAULT_OR(MM_FAULT_MMAP, MAP_FAILED,
+			 mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
 	if (va == MAP_FAILED)
 		return -errno;
 	view = pageblock_align_up(va) + MM_PAGE_SIZE;
@@ -177,7 +178,8 @@ int mm_host_collapse(void *addr)
 	bool touched = false;
 
 	for (int i = 1;; i++) {
-		if (madvise(addr, MM_PAGEBLOCK_SIZE, MADV_COLLAPSE) == 0)
+		if (MM_FAULT_OR(MM_FAULT_MADVISE, -1,
+				madvise(addr, MM_PAGEBLOCK_SIZE, MADV_COLLAPSE)) == 0)
 			return 0;
 		if (errno == EINVAL && !touched) {
 			touched = true;
@@ -204,8 +206,9 @@ static int make_pageblock_huge(struct mm_pool *pool, uint64_t pb)
 
 	if (fallocate(pool->fd, 0, off, MM_PAGEBLOCK_SIZE) < 0)
 		return -errno;
-	va = mmap(NULL, 2 * MM_PAGEBLOCK_SIZE, PROT_NONE,
-		  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	va = MM_FAULT_OR(MM_FAULT_MMAP, MAP_FAILED,
+			 mmap(NULL, 2 * MM_PAGEBLOCK_SIZE, PROT_NONE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
 	if (va == MAP_FAILED)
 		return -errno;
 	win = pageblock_align_up(va);

@@ -53,6 +53,35 @@ struct mm_pool;
 struct mm_pcp;
 
 /*
+ * Fault injection (mm/fault.c), for tests of error paths: the sites are the
+ * host calls and allocations whose failure a VM must survive. Compiled in
+ * with GPMM_FAULT_INJECT (the Makefile's FAULT_INJECT=1, the default); off,
+ * mm_fault_hit() is a constant false and costs nothing.
+ */
+enum mm_fault_site {
+	MM_FAULT_MEMFD,		/* memfd_create */
+	MM_FAULT_MMAP,		/* mmap of pool and guest memory */
+	MM_FAULT_MADVISE,	/* madvise */
+	MM_FAULT_KVM,		/* KVM ioctls */
+	MM_FAULT_FRAME,		/* mm_alloc, mm_alloc_nowait: -ENOMEM */
+	MM_FAULT_SYSCALL,	/* a vCPU thread makes a forbidden syscall (seccomp test) */
+	MM_FAULT_NR_SITES
+};
+
+#ifdef GPMM_FAULT_INJECT
+bool mm_fault_hit(enum mm_fault_site site);
+#else
+static inline bool mm_fault_hit(enum mm_fault_site site) { return false; }
+#endif
+/* @call, unless @site fails now: then @fail, with errno ENOMEM. */
+#define MM_FAULT_OR(site, fail, call) \
+	(mm_fault_hit(site) ? (errno = ENOMEM, (fail)) : (call))
+/* "site:N,site:N+,site:rand:PERMILLE,seed:S"; -EINVAL with a sentence. */
+__must_check int mm_fault_configure(const char *spec, char *err, size_t errlen);
+/* One line per site: name, calls, failures injected. */
+void mm_fault_print(FILE *f);
+
+/*
  * Linux's PAGE_ALLOC_COSTLY_ORDER. Up to this order a request that fails
  * is served again soon by frees and reclaim alone; above it, free blocks
  * that large only come back when something moves pages, so only those

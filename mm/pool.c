@@ -14,7 +14,8 @@
 
 static int pool_open_memfd(const char *name, size_t size)
 {
-	int fd = memfd_create(name ? name : "gpmm-pool", MFD_CLOEXEC);
+	int fd = MM_FAULT_OR(MM_FAULT_MEMFD, -1,
+			     memfd_create(name ? name : "gpmm-pool", MFD_CLOEXEC));
 
 	if (fd < 0)
 		return -errno;

@@ -4,10 +4,12 @@
  */
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench/bench.h"
 #include "vmm/cli.h"
+#include "mm/mm.h"
 
 struct cli_cmd {
 	const char *name;
@@ -93,8 +95,45 @@ static bool called_as_qemu(const char *argv0)
 	return !strncmp(base, "qemu-system-", 12) || !strncmp(base, "gpmm-qemu", 9);
 }
 
+static char fault_counts_path[4096];
+
+static void write_fault_counts(void)
+{
+	FILE *f = fopen(fault_counts_path, "w");
+
+	if (!f)
+		return;
+	mm_fault_print(f);
+	fclose(f);
+}
+
+/*
+ * GPMM_FAULT arms fault injection (mm.h) for tests of error paths, and
+ * GPMM_FAULT_COUNTS=FILE gets each site's calls at exit: how a test learns
+ * which points there are to walk. Both are for tests, not operators.
+ */
+static int fault_from_env(void)
+{
+	const char *spec = getenv("GPMM_FAULT"), *counts = getenv("GPMM_FAULT_COUNTS");
+	char err[256];
+
+	if (!spec && !counts)
+		return 0;
+	if (mm_fault_configure(spec ? spec : "", err, sizeof(err))) {
+		fprintf(stderr, "gpmm: GPMM_FAULT: %s\n", err);
+		return -1;
+	}
+	if (counts) {
+		snprintf(fault_counts_path, sizeof(fault_counts_path), "%s", counts);
+		atexit(write_fault_counts);
+	}
+	return 0;
+}
+
 int cli_main(int argc, char **argv)
 {
+	if (fault_from_env())
+		return 2;
 	if (argc > 0 && called_as_qemu(argv[0]))
 		return cmd_qemu(argc, argv);
 	return dispatch("gpmm", top_cmds, argc - 1, argv + 1);

@@ -16,6 +16,8 @@ int cmd_host_check(int argc, char **argv);
 int cmd_fragment(int argc, char **argv);
 int cmd_qemu(int argc, char **argv);
 
+#include <stdbool.h>
+
 struct vm_config;
 struct pool;
 
@@ -25,5 +27,11 @@ int cli_open_pool(struct vm_config *cfg, enum host_pool_use use, const char *soc
 		  const char *who, const char *opt_out, struct pool **pool);
 /* gpmm run's checks before any VM: KVM and userfaultfd; 0 or said on stderr. */
 int cli_check_host(const char *who);
+struct daemon;
+/*
+ * The VMM's seccomp filter, before the first VM starts (@off: --no-seccomp).
+ * A kernel without it is said on stderr, with what the operator loses.
+ */
+void cli_sandbox(struct daemon *d, bool off, const char *who);
 
 #endif

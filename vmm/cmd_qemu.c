@@ -205,6 +205,8 @@ static int run_qemu(struct qemu_cmdline *q)
 	}
 	ret = daemon_init(&d, pool, NULL, err, sizeof(err));
 	if (!ret)
+		cli_sandbox(&d, q->no_seccomp, "gpmm");
+	if (!ret)
 		ret = daemon_add_vm(&d, &q->cfg, &opts, NULL, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "gpmm: %s\n", err);

@@ -19,6 +19,7 @@
 #include "vmm/kvm.h"
 #include "vmm/pool_service.h"
 #include "vmm/qmp_client.h"
+#include "vmm/sandbox.h"
 
 static const char run_usage[] =
 	"usage: gpmm run [CONFIG.ini] [--kernel FILE] [--initrd FILE] [--append CMDLINE]\n"
@@ -28,7 +29,7 @@ static const char run_usage[] =
 	"                [--huge-rate RANGES_PER_S] [--huge-target PCT]\n"
 	"                [--disk FILE] [--balloon on|off] [--pool-huge on|off]\n"
 	"                [--pool-release-ms MS] [--pool-populate] [--fault huge|4k|auto]\n"
-	"                [--host-pool[=SOCKET] | --own-pool]\n"
+	"                [--host-pool[=SOCKET] | --own-pool] [--no-seccomp]\n"
 	"Boots a Linux bzImage (x86 boot protocol, ACPI; the guest's poweroff ends\n"
 	"the run with status 0, its reboot restarts it) or a flat payload (DESIGN.md\n"
 	"boot protocol) with guest RAM from a pool of host frames; exits with the\n"
@@ -53,6 +54,9 @@ static const char run_usage[] =
 	"--host-pool: guest RAM is lent by the host's pool service (`gpmm daemon`,\n"
 	"default socket $GPMM_RUN_DIR/pool.sock), shared with every VM process on\n"
 	"the host; used by default when that socket exists (--own-pool: never).\n"
+	"Once set up, the process runs under a seccomp allow-list and each vCPU\n"
+	"thread under a narrower one; a forbidden system call is named on stderr\n"
+	"and ends this process (SIGSYS). --no-seccomp drops both, for debugging.\n"
 	"Config keys (INI, top level or [vm]): name ram cpus kernel initrd append\n"
 	"console pool pool_huge pool_release_ms pool_populate fault prefault qmp huge huge_fill\n"
 	"huge_rate huge_target disk disk_readonly balloon balloon_reporting.\n";
@@ -68,7 +72,7 @@ static int set_opt(struct vm_config *cfg, const char *key, const char *val)
 	return 0;
 }
 
-static bool run_stats;
+static bool run_stats, run_no_seccomp;
 
 static enum host_pool_use host_pool;
 static char host_pool_path[108];
@@ -101,6 +105,7 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 		{ "fault", required_argument, NULL, 'U' },
 		{ "host-pool", optional_argument, NULL, 'O' },
 		{ "own-pool", no_argument, NULL, 'o' },
+		{ "no-seccomp", no_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -159,6 +164,7 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 				snprintf(host_pool_path, sizeof(host_pool_path), "%s", optarg);
 			break;
 		case 'o': host_pool = HOST_POOL_NEVER; break;
+		case 'X': run_no_seccomp = true; break;
 		case 'h': fputs(run_usage, stdout); return 1;
 		default: fputs(run_usage, stderr); return 2;
 		}
@@ -243,6 +249,20 @@ int cli_check_host(const char *who)
 	return 0;
 }
 
+void cli_sandbox(struct daemon *d, bool off, const char *who)
+{
+	char err[256];
+
+	if (off) {
+		fprintf(stderr, "%s: --no-seccomp: running without a syscall filter\n", who);
+		return;
+	}
+	d->sandboxed = !sandbox_enter_vmm(err, sizeof(err));
+	if (!d->sandboxed)
+		fprintf(stderr, "%s: %s: running without a syscall filter, so a guest that "
+			"breaks a device model gets every system call of this process\n", who, err);
+}
+
 static int run_foreground(struct vm_config *cfg)
 {
 	struct pool *pool;
@@ -266,6 +286,8 @@ static int run_foreground(struct vm_config *cfg)
 		return 2;
 	}
 	ret = daemon_init(&d, pool, NULL, err, sizeof(err));
+	if (!ret)
+		cli_sandbox(&d, run_no_seccomp, "gpmm run");
 	if (!ret)
 		ret = daemon_add_vm(&d, cfg, &(struct dvm_opts){ .foreground = true,
 				    .qmp_listen_fd = -1, .console_log_fd = -1 }, NULL, err, sizeof(err));
@@ -396,13 +418,15 @@ static const char daemon_usage[] =
 	"usage: gpmm daemon [--socket PATH] [--pool SIZE] [--buddy]\n"
 	"                   [--pool-huge on|off] [--pool-release-ms MS] [--pool-populate]\n"
 	"                   [--pool-socket PATH|none] [--pool-answer-ms MS] [--metrics FILE]\n"
+	"                   [--no-seccomp]\n"
 	"Owns one pool and serves many VMs; `gpmm run --daemon PATH` starts one.\n"
 	"Speaks QMP on PATH (default $GPMM_RUN_DIR/gpmm.sock, /run/gpmm/gpmm.sock).\n"
 	"--pool-huge, --pool-release-ms and --pool-populate as for gpmm run.\n"
 	"Lends the pool to VM processes (`gpmm run --host-pool`) on --pool-socket\n"
 	"(default $GPMM_RUN_DIR/pool.sock); one that does not answer a request to\n"
 	"move a page in --pool-answer-ms (default 3000) is treated as pinned.\n"
-	"--metrics keeps FILE in Prometheus' text format, rewritten every second.\n";
+	"--metrics keeps FILE in Prometheus' text format, rewritten every second.\n"
+	"--no-seccomp: no syscall filter (for debugging; see gpmm run).\n";
 
 int cmd_daemon(int argc, char **argv)
 {
@@ -416,6 +440,7 @@ int cmd_daemon(int argc, char **argv)
 		{ "pool-socket", required_argument, NULL, 'S' },
 		{ "pool-answer-ms", required_argument, NULL, 'A' },
 		{ "metrics", required_argument, NULL, 'M' },
+		{ "no-seccomp", no_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -423,7 +448,7 @@ int cmd_daemon(int argc, char **argv)
 	unsigned long answer_ms = 0;
 	struct vm_config host;	/* parses the pool_* keys as gpmm run does */
 	char path[108], err[512];
-	bool grouping = true;
+	bool grouping = true, no_seccomp = false;
 	struct pool *pool;
 	struct daemon d;
 	char *end;
@@ -445,6 +470,7 @@ int cmd_daemon(int argc, char **argv)
 		case 'E': host.pool_host.populate = true; break;
 		case 'S': snprintf(pool_sock, sizeof(pool_sock), "%s", optarg); break;
 		case 'M': snprintf(metrics, sizeof(metrics), "%s", optarg); break;
+		case 'X': no_seccomp = true; break;
 		case 'A':
 			answer_ms = strtoul(optarg, &end, 10);
 			if (*end || !answer_ms || answer_ms > 600000) {
@@ -481,6 +507,7 @@ int cmd_daemon(int argc, char **argv)
 		pool_close(pool);
 		return 1;
 	}
+	cli_sandbox(&d, no_seccomp, "gpmm daemon");
 	d.verbose = true;
 	if (d.svc)
 		fprintf(stderr, "gpmm daemon: lending the pool to VM processes on %s\n", pool_sock);

@@ -31,6 +31,36 @@
 #define CONSOLE_PIPE_SIZE	(1 << 20)
 #define DAEMON_TICK_MS		1000
 
+/*
+ * The socket files are 0600, but a descriptor can be handed on and a
+ * socket can be bound where a directory lets others in: the peer's
+ * credentials at accept are what decide. Only root and the user the VMM
+ * runs as may drive it or borrow its pool.
+ */
+int unix_accept(int listen_fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 &&
+	    (cr.uid == 0 || cr.uid == geteuid()))
+		return fd;
+	close(fd);
+	return -EACCES;
+}
+
+static unsigned int live_conns(const struct daemon *d)
+{
+	unsigned int n = 0;
+
+	for (const struct conn *c = d->conns; c; c = c->next)
+		n += !c->dead;
+	return n;
+}
+
 int daemon_listen(const char *path, char *err, size_t errlen)
 {
 	return unix_listen(path, SOCK_STREAM, err, errlen);
@@ -140,6 +170,9 @@ json_t *daemon_report(struct daemon *d, struct vm **vms, unsigned int nr, bool a
 	}
 	if (d->svc)
 		json_object_set_new(r, "pool_service", pool_service_json(d->svc));
+	json_object_set_new(r, "control", json_pack("{s:b, s:I, s:I}", "seccomp", d->sandboxed,
+			    "connections", (json_int_t)live_conns(d),
+			    "connections_refused", (json_int_t)d->conns_refused));
 	json_decref(procs);
 	return r;
 }
@@ -283,6 +316,7 @@ static int dvm_start(struct daemon *d, struct dvm *v, const struct vm_config *cf
 
 	if (ret)
 		return ret;
+	v->vm->seccomp = d->sandboxed;
 	v->vm->console = console_to_pipe;
 	v->vm->console_opaque = v;
 	v->vm->on_end = vm_ended;
@@ -534,13 +568,25 @@ static void finish_vm(struct daemon *d, struct dvm *v)
 	v->ended = true;
 }
 
+/*
+ * Each connection may hold up to a message and a backlog of replies
+ * (qmp.c's limits); the cap on connections bounds the sum. A client past
+ * it is closed at once and counted.
+ */
 static void accept_conn(struct daemon *d, int lfd, struct dvm *v)
 {
 	struct conn *c;
-	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	int fd = unix_accept(lfd);
 
-	if (fd < 0)
+	if (fd < 0) {
+		d->conns_refused += fd != -EAGAIN && fd != -EINTR;
 		return;
+	}
+	if (live_conns(d) >= DAEMON_MAX_CONNS) {
+		d->conns_refused++;
+		close(fd);
+		return;
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(fd);

@@ -70,6 +70,9 @@ struct conn {
 	struct conn *next;
 };
 
+/* QMP connections at once, over every socket of the process. */
+#define DAEMON_MAX_CONNS	64
+
 struct daemon {
 	struct pool *pool;
 	int listen_fd;
@@ -86,6 +89,8 @@ struct daemon {
 	struct pool_service *svc;	/* lends the pool to VM processes, or NULL */
 	char metrics_path[PATH_MAX];	/* Prometheus text, rewritten each tick; "" = none */
 	uint64_t next_tick_ns;
+	bool sandboxed;		/* under the VMM's seccomp list: vCPUs add theirs */
+	uint64_t conns_refused;	/* not the VMM's user, or past DAEMON_MAX_CONNS */
 };
 
 __must_check int daemon_init(struct daemon *d, struct pool *pool, const char *sock_path,
@@ -110,6 +115,8 @@ void daemon_fini(struct daemon *d);
 __must_check int daemon_listen(const char *path, char *err, size_t errlen);
 /* The same for a socket @type (SOCK_STREAM, SOCK_SEQPACKET). */
 __must_check int unix_listen(const char *path, int type, char *err, size_t errlen);
+/* A connection from root or this process's user (SO_PEERCRED), or -errno. */
+__must_check int unix_accept(int listen_fd);
 
 /* qmp.c: the wire protocol on one connection */
 void qmp_greet(struct conn *c);

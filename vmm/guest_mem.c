@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "vmm/guest_mem.h"
+#include "vmm/kvm.h"
 #include "vmm/huge_backing.h"
 #include "vmm/migrate.h"
 #include "vmm/vcpu.h"
@@ -49,8 +50,9 @@ static void layout_regions(struct vm *vm)
 
 static uint8_t *reserve_window(uint64_t size)
 {
-	uint8_t *p = mmap(NULL, size + MM_PAGEBLOCK_SIZE, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uint8_t *p = MM_FAULT_OR(MM_FAULT_MMAP, MAP_FAILED,
+				 mmap(NULL, size + MM_PAGEBLOCK_SIZE, PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
 	uint8_t *aligned;
 
 	if (p == MAP_FAILED)
@@ -71,7 +73,7 @@ static int add_memslot(struct vm *vm, unsigned int slot, struct vm_region *r)
 		.userspace_addr = (uintptr_t)r->hva,
 	};
 
-	return ioctl(vm->fd, KVM_SET_USER_MEMORY_REGION, &mr) < 0 ? -errno : 0;
+	return kvm_ioctl(vm->fd, KVM_SET_USER_MEMORY_REGION, &mr) < 0 ? -errno : 0;
 }
 
 int gmem_init(struct vm *vm, char *err, size_t errlen)
@@ -82,7 +84,10 @@ int gmem_init(struct vm *vm, char *err, size_t errlen)
 		uint64_t pages = r->size >> MM_PAGE_SHIFT;
 		int ret;
 
+		/* no frame yet: a failure below must leave gmem_destroy nothing to free */
 		r->backing = malloc(pages * sizeof(*r->backing));
+		if (r->backing)
+			memset(r->backing, 0xff, pages * sizeof(*r->backing));
 		r->huge = calloc((pages >> MM_PAGEBLOCK_ORDER) + 1, 1);
 		r->populated = calloc((pages >> MM_PAGEBLOCK_ORDER) + 1, sizeof(*r->populated));
 		r->given_back = calloc((pages >> MM_PAGEBLOCK_ORDER) + 1, 1);
@@ -92,7 +97,6 @@ int gmem_init(struct vm *vm, char *err, size_t errlen)
 				 (unsigned long long)(r->size >> 20));
 			return -ENOMEM;
 		}
-		memset(r->backing, 0xff, pages * sizeof(*r->backing));
 		madvise(r->hva, r->size, MADV_DONTFORK);
 		ret = add_memslot(vm, i, r);
 		if (ret) {
@@ -129,9 +133,10 @@ static struct vm_region *region_of_hva(struct vm *vm, uint64_t hva)
 
 int gmem_map(struct vm *vm, uint8_t *hva, uint64_t frame, uint64_t len)
 {
-	void *p = mmap(hva, len, PROT_READ | PROT_WRITE,
-		       MAP_SHARED | MAP_FIXED, vm->pool->fd,
-		       (off_t)(frame << MM_PAGE_SHIFT));
+	void *p = MM_FAULT_OR(MM_FAULT_MMAP, MAP_FAILED,
+			      mmap(hva, len, PROT_READ | PROT_WRITE,
+				   MAP_SHARED | MAP_FIXED, vm->pool->fd,
+				   (off_t)(frame << MM_PAGE_SHIFT)));
 
 	if (p != MAP_FAILED)
 		return 0;
@@ -683,8 +688,10 @@ static int map_missing(struct vm *vm, uint8_t *hva, uint64_t len)
 		.range = { (uintptr_t)hva, len }, .mode = UFFDIO_REGISTER_MODE_MISSING,
 	};
 
-	if (mmap(hva, len, PROT_READ | PROT_WRITE,
-		 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0) == MAP_FAILED)
+	if (MM_FAULT_OR(MM_FAULT_MMAP, MAP_FAILED,
+			mmap(hva, len, PROT_READ | PROT_WRITE,
+			     MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			     -1, 0)) == MAP_FAILED)
 		return errno == ENOMEM ? -EMFILE : -errno;
 	madvise(hva, len, MADV_DONTFORK);
 	if (ioctl(vm->uffd, UFFDIO_REGISTER, &reg) < 0)

@@ -582,13 +582,17 @@ static void *client_thread(void *arg)
 
 static void accept_one(struct pool_service *s)
 {
-	int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	int fd = unix_accept(s->listen_fd);
 	struct svc_client *c;
 	pthread_attr_t attr;
 	pthread_t t;
 
-	if (fd < 0)
+	if (fd < 0) {
+		pthread_mutex_lock(&s->lock);
+		s->refused += fd == -EACCES;
+		pthread_mutex_unlock(&s->lock);
 		return;
+	}
 	pthread_mutex_lock(&s->lock);
 	s->connections++;
 	if (s->stopping || s->nr_clients >= POOL_SERVICE_MAX_CLIENTS) {

@@ -439,6 +439,13 @@ static int do_no_shutdown(struct parse *p, const char *a) { p->q->no_shutdown = 
 static int do_daemonize(struct parse *p, const char *a) { p->q->daemonize = true; return 0; }
 static int do_nothing(struct parse *p, const char *a) { return 0; }
 
+/* libvirt's seccomp_sandbox = 0 gives "-sandbox off"; anything else is on. */
+static int do_sandbox(struct parse *p, const char *a)
+{
+	p->q->no_seccomp = !strcmp(a, "off");
+	return 0;
+}
+
 static int do_refuse(struct parse *p, const char *a)
 {
 	return -ENOTSUP;	/* the caller names the option */
@@ -485,7 +492,7 @@ static const struct qemu_opt qemu_opts[] = {
 	{ "device", true, do_device },
 	{ "blockdev", true, do_blockdev },
 	{ "audiodev", true, do_nothing },
-	{ "sandbox", true, do_nothing },
+	{ "sandbox", true, do_sandbox },
 	{ "msg", true, do_nothing },
 	{ "pidfile", true, do_pidfile },
 	{ "daemonize", false, do_daemonize },

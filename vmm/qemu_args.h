@@ -49,6 +49,7 @@ struct qemu_cmdline {
 	bool start_paused;	/* -S: vCPUs wait for QMP cont */
 	bool no_shutdown;	/* a guest poweroff stops the VM, the process stays */
 	bool daemonize;
+	bool no_seccomp;	/* -sandbox off */
 	char pidfile[PATH_MAX];
 	char uuid[40];
 	int monitor;		/* index in chardevs of the QMP monitor, -1 */

@@ -17,10 +17,12 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "vmm/boot.h"
 #include "vmm/kvm.h"
+#include "vmm/sandbox.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 
@@ -94,7 +96,7 @@ static int vcpu_set_cpuid(struct vcpu *vcpu)
 	memcpy(c, host, size);
 	for (unsigned int i = 0; i < c->nent; i++)
 		fix_cpuid_entry(&c->entries[i], vcpu->index, vcpu->vm->cfg.cpus);
-	ret = ioctl(vcpu->fd, KVM_SET_CPUID2, c) < 0 ? -errno : 0;
+	ret = kvm_ioctl(vcpu->fd, KVM_SET_CPUID2, c) < 0 ? -errno : 0;
 	free(c);
 	return ret;
 }
@@ -105,12 +107,13 @@ int vcpu_init(struct vm *vm, struct vcpu *vcpu, unsigned int index)
 
 	vcpu->vm = vm;
 	vcpu->index = index;
-	vcpu->fd = ioctl(vm->fd, KVM_CREATE_VCPU, index);
+	vcpu->fd = kvm_ioctl(vm->fd, KVM_CREATE_VCPU, index);
 	if (vcpu->fd < 0)
 		return -errno;
 	vcpu->run_size = kvm_vcpu_mmap_size();
-	vcpu->run = mmap(NULL, vcpu->run_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			 vcpu->fd, 0);
+	vcpu->run = MM_FAULT_OR(MM_FAULT_MMAP, MAP_FAILED,
+				mmap(NULL, vcpu->run_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+				     vcpu->fd, 0));
 	if (vcpu->run == MAP_FAILED) {
 		vcpu->run = NULL;
 		return -errno;
@@ -167,7 +170,7 @@ int vcpu_setup_boot(struct vcpu *vcpu)
 		regs.rdx = vcpu->vm->nr_vcpus;
 		regs.rsp = GPMM_PAYLOAD_BASE - vcpu->index * GPMM_STACK_STRIDE;
 	}
-	if (ioctl(vcpu->fd, KVM_GET_SREGS, &sregs) < 0)
+	if (kvm_ioctl(vcpu->fd, KVM_GET_SREGS, &sregs) < 0)
 		return -errno;
 	set_segment(&sregs.cs, b->cs, 0xb, !b->prot32);
 	set_segment(&sregs.ds, b->ds, 0x3, false);
@@ -186,10 +189,10 @@ int vcpu_setup_boot(struct vcpu *vcpu)
 		sregs.cr0 = 0x80050033;			/* PG WP NE ET MP PE, AM */
 		sregs.efer = (1U << 8) | (1U << 10);	/* LME, LMA */
 	}
-	if (ioctl(vcpu->fd, KVM_SET_SREGS, &sregs) < 0 ||
-	    ioctl(vcpu->fd, KVM_SET_REGS, &regs) < 0)
+	if (kvm_ioctl(vcpu->fd, KVM_SET_SREGS, &sregs) < 0 ||
+	    kvm_ioctl(vcpu->fd, KVM_SET_REGS, &regs) < 0)
 		return -errno;
-	return ioctl(vcpu->fd, KVM_SET_MP_STATE, &mp) < 0 ? -errno : 0;
+	return kvm_ioctl(vcpu->fd, KVM_SET_MP_STATE, &mp) < 0 ? -errno : 0;
 }
 
 void vcpu_dump(struct vcpu *vcpu, char *buf, size_t len)
@@ -198,8 +201,8 @@ void vcpu_dump(struct vcpu *vcpu, char *buf, size_t len)
 	struct kvm_sregs s;
 	size_t used = strlen(buf);
 
-	if (ioctl(vcpu->fd, KVM_GET_REGS, &r) < 0 ||
-	    ioctl(vcpu->fd, KVM_GET_SREGS, &s) < 0)
+	if (kvm_ioctl(vcpu->fd, KVM_GET_REGS, &r) < 0 ||
+	    kvm_ioctl(vcpu->fd, KVM_GET_SREGS, &s) < 0)
 		return;
 	snprintf(buf + used, len - used,
 		 "vcpu %u: rip %016llx rsp %016llx rflags %08llx\n"
@@ -299,6 +302,33 @@ static bool __vcpu_wait_runnable(struct vcpu *vcpu)
 	return !vm->stopping;
 }
 
+/* The thread's own allow-list, before it runs guest code. */
+static int vcpu_sandbox(struct vcpu *vcpu)
+{
+	char err[256];
+
+	if (!sandbox_enter_vcpu(err, sizeof(err)))
+		return 0;
+	vm_fail(vcpu->vm, vcpu, "%s", err);
+	return -1;
+}
+
+/*
+ * Fault injection's "syscall" site: a call no vCPU thread may make (an IPv4
+ * socket), which is how a test shows that the filter ends this process and
+ * nothing else, and that --no-seccomp lets it through.
+ */
+static void forbidden_call_if_injected(void)
+{
+	int fd;
+
+	if (!mm_fault_hit(MM_FAULT_SYSCALL))
+		return;
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd >= 0)
+		close(fd);
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *vcpu = arg;
@@ -315,6 +345,9 @@ static void *vcpu_thread(void *arg)
 	vcpu->tid = gettid();
 	pthread_cond_broadcast(&vm->cond);
 	pthread_mutex_unlock(&vm->lock);
+	if (vm->seccomp && vcpu_sandbox(vcpu))
+		goto out;
+	forbidden_call_if_injected();
 
 	for (;;) {
 		bool go;
@@ -324,7 +357,7 @@ static void *vcpu_thread(void *arg)
 		pthread_mutex_unlock(&vm->lock);
 		if (!go)
 			break;
-		if (ioctl(vcpu->fd, KVM_RUN, 0) < 0) {
+		if (kvm_ioctl(vcpu->fd, KVM_RUN, 0) < 0) {
 			__atomic_store_n(&vcpu->run->immediate_exit, 0, __ATOMIC_RELAXED);
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
@@ -338,7 +371,7 @@ static void *vcpu_thread(void *arg)
 		if (handle_exit(vcpu))
 			break;
 	}
-
+out:
 	pthread_mutex_lock(&vm->lock);
 	vm->running_vcpus--;
 	pthread_cond_broadcast(&vm->cond);

@@ -86,15 +86,15 @@ static int create_kvm_vm(struct vm *vm, char *err, size_t errlen)
 		snprintf(err, errlen, "KVM is not available: %s", kvm_unavailable());
 		return kvm;
 	}
-	vm->fd = ioctl(kvm, KVM_CREATE_VM, 0);
+	vm->fd = kvm_ioctl(kvm, KVM_CREATE_VM, 0);
 	if (vm->fd < 0) {
 		snprintf(err, errlen, "KVM_CREATE_VM: %s", strerror(errno));
 		return -errno;
 	}
-	if (ioctl(vm->fd, KVM_SET_TSS_ADDR, TSS_ADDR) < 0 ||
-	    ioctl(vm->fd, KVM_SET_IDENTITY_MAP_ADDR, &(uint64_t){ IDENTITY_MAP_ADDR }) < 0 ||
-	    ioctl(vm->fd, KVM_CREATE_IRQCHIP, 0) < 0 ||
-	    ioctl(vm->fd, KVM_CREATE_PIT2, &pit) < 0) {
+	if (kvm_ioctl(vm->fd, KVM_SET_TSS_ADDR, TSS_ADDR) < 0 ||
+	    kvm_ioctl(vm->fd, KVM_SET_IDENTITY_MAP_ADDR, &(uint64_t){ IDENTITY_MAP_ADDR }) < 0 ||
+	    kvm_ioctl(vm->fd, KVM_CREATE_IRQCHIP, 0) < 0 ||
+	    kvm_ioctl(vm->fd, KVM_CREATE_PIT2, &pit) < 0) {
 		snprintf(err, errlen, "setting up the VM's irqchip and PIT: %s",
 			 strerror(errno));
 		return -errno;
@@ -359,7 +359,7 @@ int vm_irq_line(struct vm *vm, unsigned int gsi, bool level)
 {
 	struct kvm_irq_level irq = { .irq = gsi, .level = level };
 
-	return ioctl(vm->fd, KVM_IRQ_LINE, &irq) < 0 ? -errno : 0;
+	return kvm_ioctl(vm->fd, KVM_IRQ_LINE, &irq) < 0 ? -errno : 0;
 }
 
 void vm_console_write(struct vm *vm, const char *buf, size_t len)

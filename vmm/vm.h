@@ -249,6 +249,7 @@ struct vm {
 	void *console_input_opaque;
 	bool reboot;			/* the guest asked for a reset: run it again */
 	bool acpi;			/* the guest has ACPI tables (a Linux boot) */
+	bool seccomp;			/* vCPU threads filter their syscalls (sandbox.h) */
 	vm_checkpoint_fn checkpoint;
 	void *checkpoint_opaque;
 	vm_end_fn on_end;

@@ -15,6 +15,7 @@ int register_migrate_suite(void);
 int register_virtio_suite(void);
 int register_linux_suite(void);
 int register_hostpool_suite(void);
+int register_hardening_suite(void);
 int register_libvirt_suite(void);
 
 static int (*const suites[])(void) = {
@@ -24,6 +25,7 @@ static int (*const suites[])(void) = {
 	register_virtio_suite,
 	register_linux_suite,
 	register_hostpool_suite,
+	register_hardening_suite,
 	register_libvirt_suite,
 };
 
