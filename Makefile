@@ -107,6 +107,7 @@ APP_SRCS   := $(VMM_SRCS) \
               bench/bench_vm.c \
               bench/bench_boot_linux.c \
               bench/bench_hugeback.c \
+              bench/bench_isolation.c \
               vmm/cli.c
 
 UNIT_SRCS  := $(wildcard tests/unit/*.c)
@@ -209,12 +210,12 @@ test-where:
 
 # Linux guests boot in the test VM even where /dev/kvm exists: the emulated
 # KVM of these machines stops a Linux kernel early (DESIGN.md).
-# Without /dev/kvm the suites run in the test VM in three groups, one VM
+# Without /dev/kvm the suites run in the test VM in four groups, one VM
 # each: when the VM's own kernel freezes under TCG (tests/vm/run retries
 # that, up to 4 times), only its group runs again.
-INTEG_GROUPS  := vm,cli,migrate,virtio linux,hostpool libvirt
+INTEG_GROUPS  := vm,cli,migrate,virtio linux,hostpool libvirt hardening
 ifeq ($(HAVE_KVM),yes)
-INTEG_RUN      = env $(INTEG_ENV) $(INTEG) vm cli migrate virtio hostpool || rc=1; \
+INTEG_RUN      = env $(INTEG_ENV) $(INTEG) vm cli migrate virtio hostpool hardening || rc=1; \
                  tests/vm/run --kernel $(TESTVM_KERNEL) --timeout $(TESTVM_TEST_TIMEOUT) -- \
                  env $(INTEG_ENV) $(INTEG) linux libvirt || rc=1
 else

@@ -48,14 +48,6 @@ static inline uint32_t inl(uint16_t port)
 	return v;
 }
 
-/* The guest's own off switches: writing them is using gpmm, not attacking it. */
-static bool off_switch(uint32_t port)
-{
-	return port == GPMM_EXIT_PORT || port == GPMM_CHECKPOINT_PORT ||
-	       port == 0x64 || port == 0xcf9 || (port >= 0x600 && port < 0x610) ||
-	       (port >= GPMM_COM1_PORT && port < GPMM_COM1_PORT + 8);
-}
-
 /* Bytes at every port; the wider accesses at every fourth (exits are slow here). */
 static void sweep_ports(uint32_t value)
 {
@@ -67,7 +59,7 @@ static void sweep_ports(uint32_t value)
 			(void)inw((uint16_t)port);
 			(void)inl((uint16_t)port);
 		}
-		if (off_switch(port))
+		if (port_is_off_switch(port))
 			continue;
 		outb((uint16_t)port, (uint8_t)value);
 		if (wide) {

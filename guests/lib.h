@@ -73,6 +73,19 @@ void gpmm_checkpoint(uint32_t n);
 /* Stops this vCPU for good: IF = 0, so only an NMI ends a hlt, and it loops. */
 __attribute__((noreturn)) void park(void);
 
+/*
+ * The ports whose writes are a guest's own ways to end, reset or report
+ * (the exit and checkpoint ports, the i8042 and PCI resets, ACPI PM, the
+ * console): hostile payloads leave them alone, since using them is using
+ * gpmm, not attacking it.
+ */
+static inline bool port_is_off_switch(uint32_t port)
+{
+	return port == GPMM_EXIT_PORT || port == GPMM_CHECKPOINT_PORT ||
+	       port == 0x64 || port == 0xcf9 || (port >= 0x600 && port < 0x610) ||
+	       (port >= GPMM_COM1_PORT && port < GPMM_COM1_PORT + 8);
+}
+
 struct spinlock {
 	uint32_t locked;
 };

@@ -28,6 +28,7 @@ static const struct cli_cmd bench_cmds[] = {
 	{ "fault", cmd_bench_fault, "demand fault vs prefault cost per page" },
 	{ "migrate", cmd_bench_migrate, "live migrations/s and vCPU stalls" },
 	{ "hugeback", cmd_bench_hugeback, "huge-backed share over time vs QEMU" },
+	{ "isolation", cmd_bench_isolation, "a VM's rate beside hostile neighbours" },
 	{ 0 }
 };
 
