@@ -22,32 +22,6 @@
 /* slot 0: the balloon every VM has; an empty slot is unclaimed MMIO, which ends the VM */
 #define VIRTIO_SLOTS		1
 
-struct __attribute__((packed)) idt_ptr {
-	uint16_t limit;
-	uint64_t base;
-};
-
-static inline void outw(uint16_t port, uint16_t v)
-{
-	asm volatile("outw %0, %1" : : "a"(v), "Nd"(port) : "memory");
-}
-
-static inline uint16_t inw(uint16_t port)
-{
-	uint16_t v;
-
-	asm volatile("inw %1, %0" : "=a"(v) : "Nd"(port) : "memory");
-	return v;
-}
-
-static inline uint32_t inl(uint16_t port)
-{
-	uint32_t v;
-
-	asm volatile("inl %1, %0" : "=a"(v) : "Nd"(port) : "memory");
-	return v;
-}
-
 /* Bytes at every port; the wider accesses at every fourth (exits are slow here). */
 static void sweep_ports(uint32_t value)
 {
@@ -84,8 +58,6 @@ static void sweep_virtio(void)
 
 int payload_main(uint64_t ram_size, uint64_t cpu, uint64_t ncpus)
 {
-	static const struct idt_ptr empty_idt = { 0, 0 };
-
 	(void)ram_size;
 	(void)ncpus;
 	if (cpu)
@@ -98,7 +70,7 @@ int payload_main(uint64_t ram_size, uint64_t cpu, uint64_t ncpus)
 	serial_puts("escape: virtio registers\n");
 	sweep_virtio();
 	serial_puts("escape: triple fault\n");
-	asm volatile("lidt %0\n\tud2" : : "m"(empty_idt) : "memory");
+	triple_fault();
 	serial_puts("escape: still alive\n");
 	return GPMM_EXIT_SURVIVED;
 }

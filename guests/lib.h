@@ -49,6 +49,44 @@ static inline uint8_t inb(uint16_t port)
 	return v;
 }
 
+static inline void outw(uint16_t port, uint16_t v)
+{
+	asm volatile("outw %0, %1" : : "a"(v), "Nd"(port) : "memory");
+}
+
+static inline uint16_t inw(uint16_t port)
+{
+	uint16_t v;
+
+	asm volatile("inw %1, %0" : "=a"(v) : "Nd"(port) : "memory");
+	return v;
+}
+
+static inline uint32_t inl(uint16_t port)
+{
+	uint32_t v;
+
+	asm volatile("inl %1, %0" : "=a"(v) : "Nd"(port) : "memory");
+	return v;
+}
+
+/*
+ * With an empty IDT, the #UD of ud2 finds no gate and becomes #GP, which
+ * becomes #DF, which shuts the vCPU down: KVM_EXIT_SHUTDOWN. The VMM
+ * loads no IDT either; loading an empty one (limit 0 covers one byte: no
+ * 16-byte gate of any vector fits) makes the fault not depend on that.
+ * Returns only if the VMM let the vCPU go on.
+ */
+static inline void triple_fault(void)
+{
+	static const struct __attribute__((packed)) {
+		uint16_t limit;
+		uint64_t base;
+	} empty_idt = { 0, 0 };
+
+	asm volatile("lidt %0\n\tud2" : : "m"(empty_idt) : "memory");
+}
+
 static inline void cpu_relax(void)
 {
 	asm volatile("pause" : : : "memory");

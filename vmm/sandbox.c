@@ -202,10 +202,12 @@ static int allow_ioctl_types(scmp_filter_ctx ctx, const unsigned int *types, siz
  */
 static int allow_threads(scmp_filter_ctx ctx)
 {
-	int ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
-				   SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
+	int ret = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
 
-	return ret ? ret : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	if (ret || SANITIZER_BUILD)	/* sanitizer_allowed has every clone */
+		return ret;
+	return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+				SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
 }
 
 static int allow_unix_sockets(scmp_filter_ctx ctx)
@@ -250,10 +252,9 @@ static int add_rules(scmp_filter_ctx ctx, const struct filter_spec *f)
 #if SANITIZER_BUILD
 	if (!ret)
 		ret = allow_all(ctx, sanitizer_allowed, ARRAY_LEN(sanitizer_allowed));
-#else
+#endif
 	if (!ret && f->process)
 		ret = allow_threads(ctx);
-#endif
 	if (!ret)
 		ret = install_handler();
 	if (!ret && f->process)
