@@ -99,8 +99,8 @@ static const int vmm_allowed[] = {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define SANITIZER_BUILD 1
 static const int sanitizer_allowed[] = {
-	SCMP_SYS(openat), SCMP_SYS(readlink), SCMP_SYS(readlinkat),
-	SCMP_SYS(getdents64), SCMP_SYS(prctl), SCMP_SYS(sched_getaffinity),
+	SCMP_SYS(open), SCMP_SYS(openat), SCMP_SYS(readlink), SCMP_SYS(readlinkat),
+	SCMP_SYS(getdents), SCMP_SYS(getdents64), SCMP_SYS(prctl), SCMP_SYS(sched_getaffinity),
 	SCMP_SYS(ptrace), SCMP_SYS(wait4), SCMP_SYS(waitid), SCMP_SYS(clone),
 	SCMP_SYS(execve), SCMP_SYS(pipe2), SCMP_SYS(dup2), SCMP_SYS(getppid),
 	SCMP_SYS(kill), SCMP_SYS(mincore), SCMP_SYS(setrlimit), SCMP_SYS(prlimit64),
