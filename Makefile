@@ -126,7 +126,7 @@ UNIT       := $(BUILD)/tests/unit-tests
 INTEG      := $(BUILD)/tests/integration-tests
 DEPS_OK    := build/.deps-ok
 
-.PHONY: all test test-where test-kernels demo libvirt-demo deps clean
+.PHONY: all test test-unit test-where test-kernels demo libvirt-demo deps clean
 all: $(GPMM) $(GPMM_QEMU) guests
 
 include guests/Makefile.inc
@@ -226,6 +226,11 @@ endif
 
 test: test-where $(UNIT) $(INTEG) $(GPMM) $(GPMM_QEMU) guests guest-linux
 	@rc=0; env $(UNIT_ENV) $(UNIT) || rc=1; $(INTEG_RUN); exit $$rc
+
+# The unit suites alone: what CI runs again under ASan+UBSan and TSan
+# (SANITIZE=1, TSAN=1), where a whole sanitized make test would not fit.
+test-unit: $(UNIT)
+	@env $(UNIT_ENV) $(UNIT)
 
 # The runner's own check (tests/vm/selftest), then the integration suites
 # once per host kernel, each in the test VM, and a table kernel x suite.
