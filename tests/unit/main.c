@@ -25,6 +25,7 @@ int register_lumpy_suite(void);
 int register_hostmem_suite(void);
 int register_pool_service_suite(void);
 int register_qemu_args_suite(void);
+int register_boot_suite(void);
 
 static int (*const suites[])(void) = {
 	register_buddy_suite,
@@ -42,6 +43,7 @@ static int (*const suites[])(void) = {
 	register_hostmem_suite,
 	register_pool_service_suite,
 	register_qemu_args_suite,
+	register_boot_suite,
 };
 
 /*
