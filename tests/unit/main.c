@@ -26,6 +26,7 @@ int register_hostmem_suite(void);
 int register_pool_service_suite(void);
 int register_qemu_args_suite(void);
 int register_boot_suite(void);
+int register_virtio_suite(void);
 
 static int (*const suites[])(void) = {
 	register_buddy_suite,
@@ -44,6 +45,7 @@ static int (*const suites[])(void) = {
 	register_pool_service_suite,
 	register_qemu_args_suite,
 	register_boot_suite,
+	register_virtio_suite,
 };
 
 /*
