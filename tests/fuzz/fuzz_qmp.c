@@ -15,7 +15,8 @@
  * over fake VMs that hold a name, a state and a balloon but run nothing.
  * Each input starts with two of them: a libvirt domain ("probe1", with
  * the command line of corpus/qemu_args/start: chardevs, -device ids, a
- * balloon) and a plain one. Everything QMP itself decides (framing,
+ * balloon) and a plain one. A VM stopped by quit ends as daemon_loop
+ * ends it (fake_finish_vms). Everything QMP itself decides (framing,
  * negotiation, argument checks, which VM a command means, errors) is the
  * real code.
  *
@@ -246,8 +247,11 @@ static void fake_daemon_reset(void)
 		struct dvm *v = fd_daemon.vms;
 
 		fd_daemon.vms = v->next;
-		free(v->vm->bus.priv[0]);
 		free(v);
+	}
+	for (unsigned int i = 0; i < nr_fake_vms; i++) {
+		free(fake_vms[i].bus.priv[0]);
+		fake_vms[i].bus.priv[0] = NULL;
 	}
 	nr_fake_vms = 0;
 	config_defaults(&plain);
@@ -334,8 +338,45 @@ static void read_replies(int fd, struct reader *r)
 }
 
 /*
- * Piece sizes vary with the input's length, so messages get split at
- * many places across inputs while each input replays the same way.
+ * What daemon_loop does around a connection's input in one round: a VM
+ * whose stop was asked for in an earlier round ends first (finish_vm:
+ * SHUTDOWN, its own sockets' connections marked dead, the VM gone but
+ * the dvm still listed), then the readable connection's input is handled,
+ * dead or not, and only then reap() forgets the ended VMs.
+ */
+static void fake_finish_vms(struct daemon *d)
+{
+	for (struct dvm *v = d->vms; v; v = v->next) {
+		if (v->ended || !v->vm->stopping)
+			continue;
+		qmp_broadcast_vm(d, v, "SHUTDOWN", json_pack("{s:b, s:s}", "guest", false,
+							     "reason", v->stop_reason));
+		for (struct conn *c = d->conns; c; c = c->next)
+			if (c->vm == v)
+				c->dead = true;
+		v->vm = NULL;
+		v->ended = true;
+	}
+}
+
+static void fake_reap(struct daemon *d)
+{
+	for (struct dvm **pv = &d->vms; *pv;) {
+		struct dvm *v = *pv;
+
+		if (v->ended) {
+			*pv = v->next;
+			free(v);
+		} else {
+			pv = &v->next;
+		}
+	}
+}
+
+/*
+ * Each piece of the stream is one round of the daemon's loop. Piece sizes
+ * vary with the input's length, so messages get split at many places
+ * across inputs while each input replays the same way.
  */
 static void run_stream(const uint8_t *data, size_t size, struct dvm *vm)
 {
@@ -355,17 +396,21 @@ static void run_stream(const uint8_t *data, size_t size, struct dvm *vm)
 		int avail = 0;
 
 		seed = seed * 1103515245U + 12345U;
-		piece = 1 + (seed >> 16) % 4096;
+		piece = 1 + (seed >> 16) % 512;
 		if (piece > size - off)
 			piece = size - off;
 		if (write(sv[1], data + off, piece) != (ssize_t)piece)
 			abort();
 		off += piece;
+		fake_finish_vms(&fd_daemon);
 		/* qmp_input reads what is there, up to its buffer's room */
 		while (!ioctl(sv[0], FIONREAD, &avail) && avail > 0)
-			if (qmp_input(&c) < 0)
+			if (qmp_input(&c) < 0) {
+				c.dead = true;
 				break;
+			}
 		read_replies(sv[1], &r);
+		fake_reap(&fd_daemon);
 	}
 	if (r.len)
 		abort();	/* a reply not ended by CRLF */
