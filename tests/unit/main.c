@@ -27,6 +27,7 @@ int register_pool_service_suite(void);
 int register_qemu_args_suite(void);
 int register_boot_suite(void);
 int register_virtio_suite(void);
+int register_qmp_suite(void);
 
 static int (*const suites[])(void) = {
 	register_buddy_suite,
@@ -46,6 +47,7 @@ static int (*const suites[])(void) = {
 	register_qemu_args_suite,
 	register_boot_suite,
 	register_virtio_suite,
+	register_qmp_suite,
 };
 
 /*
