@@ -1,11 +1,12 @@
 # gpmm — one Makefile. `make` builds build/gpmm, `make test` runs every CUnit
-# suite, `make demo` runs the main job. SANITIZE=1 builds under ASan+UBSan
+# suite, `make demo` runs the main job, `make fuzz` the libFuzzer targets
+# (tests/fuzz/Makefile.inc). SANITIZE=1 builds under ASan+UBSan
 # into build/san, V=1 shows the commands, WERROR=0 drops -Werror.
 
 PKGS       := gcc make binutils procps libcunit1-dev libjansson-dev libinih-dev \
               qemu-system-x86 busybox-static xz-utils \
               libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients \
-              libseccomp-dev
+              libseccomp-dev clang-14 libclang-rt-14-dev
 BUILD      := build
 ifeq ($(SANITIZE),1)
 BUILD      := build/san
@@ -131,6 +132,7 @@ all: $(GPMM) $(GPMM_QEMU) guests
 
 include guests/Makefile.inc
 include guests/linux/Makefile.inc
+include tests/fuzz/Makefile.inc
 
 # A fresh machine needs nothing by hand: install what is missing, once (the
 # stamp build/.deps-ok skips the check afterwards). Says what it installs,

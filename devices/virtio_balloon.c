@@ -112,7 +112,7 @@ static bool balloon_config_write(struct virtio_mmio_dev *dev, uint32_t off,
 	if (off < VIRTIO_BALLOON_CFG_ACTUAL || off + len > VIRTIO_BALLOON_CFG_ACTUAL + 4)
 		return false;
 	memcpy(v, &b->actual, 4);
-	memcpy(v + off - VIRTIO_BALLOON_CFG_ACTUAL, data, len);
+	memcpy(v + (off - VIRTIO_BALLOON_CFG_ACTUAL), data, len);
 	memcpy(&b->actual, v, 4);
 	return true;
 }

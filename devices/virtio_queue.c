@@ -181,10 +181,15 @@ gone:
 	return -EINVAL;
 }
 
+/*
+ * A device may hold a chain past the notify that brought it (the
+ * balloon's stats buffer) while the driver takes the queue back
+ * (QueueReady = 0 resets it to size 0): such a ring is gone too.
+ */
 int virtq_push(struct vm *vm, struct virtq *q, uint16_t head, uint32_t len)
 {
 	struct virtq_used_elem e = { .id = head, .len = len };
-	uint16_t *idx = vm_guest_ptr(vm, q->used + 2, sizeof(*idx));
+	uint16_t *idx = q->ready ? vm_guest_ptr(vm, q->used + 2, sizeof(*idx)) : NULL;
 
 	if (!idx || vm_write_guest(vm, q->used + VIRTQ_USED_RING(q->used_idx % q->num),
 				   &e, sizeof(e)))

@@ -65,7 +65,7 @@ void virtq_reset(struct virtq *q);
  */
 __must_check int virtq_pop(struct vm *vm, struct virtq *q, struct virtq_chain *c,
 			   char *why);
-/* Return chain @head with @len bytes written; -EFAULT if the ring is gone. */
+/* Return chain @head with @len bytes written; -EFAULT if the ring is gone (not ready). */
 __must_check int virtq_push(struct vm *vm, struct virtq *q, uint16_t head, uint32_t len);
 
 /*

@@ -111,6 +111,16 @@ static int load_segments(struct vm *vm, int fd, const Elf64_Phdr *ph, unsigned i
 	return 0;
 }
 
+/* The entry must be code the loader put in place, not wherever a note says. */
+static bool entry_loaded(const Elf64_Phdr *ph, unsigned int n, uint32_t entry)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (ph[i].p_type == PT_LOAD && entry >= ph[i].p_paddr &&
+		    entry - ph[i].p_paddr < ph[i].p_filesz)
+			return true;
+	return false;
+}
+
 static int write_start_info(struct vm *vm, uint64_t rsdp, uint64_t initrd, uint64_t size)
 {
 	struct boot_mem_entry map[BOOT_MEM_ENTRIES];
@@ -167,6 +177,11 @@ int boot_load_pvh(struct vm *vm, int fd, char *err, size_t errlen)
 	if (!entry) {
 		snprintf(err, errlen, "kernel %s has no PVH entry note (XEN_ELFNOTE_PHYS32_ENTRY): "
 			 "boot its bzImage instead", path);
+		return -ENOEXEC;
+	}
+	if (!entry_loaded(ph, eh.e_phnum, entry)) {
+		snprintf(err, errlen, "kernel %s: PVH entry 0x%x is not in a segment it loads",
+			 path, entry);
 		return -ENOEXEC;
 	}
 	ret = load_segments(vm, fd, ph, eh.e_phnum, &end, err, errlen);

@@ -237,46 +237,70 @@ int config_set(struct vm_config *cfg, const char *key, const char *value,
 	return ret;
 }
 
+/*
+ * inih reads on after a line it or the handler refused and reports the
+ * first such line: the handler keeps the first refusal's words and the
+ * line they belong to, counted by the reader as inih counts (one per
+ * read), so a later line's refusal cannot be printed under an earlier
+ * line's number, nor a refused key be called a syntax error.
+ */
 struct ini_ctx {
 	struct vm_config *cfg;
-	char *err;
-	size_t errlen;
-	int ret;
+	FILE *f;
+	int lineno;		/* reads so far */
+	int err_line;		/* line of the first refusal, 0 = none */
+	char why[256];		/* its words */
 };
+
+static char *config_read_line(char *str, int num, void *stream)
+{
+	struct ini_ctx *c = stream;
+	char *s = fgets(str, num, c->f);
+
+	c->lineno += s != NULL;
+	return s;
+}
 
 static int config_ini_line(void *user, const char *section, const char *name,
 		       const char *value)
 {
 	struct ini_ctx *c = user;
+	char why[sizeof(c->why)];
+	int ret;
 
 	if (*section && strcmp(section, "vm")) {
-		snprintf(c->err, c->errlen, "unknown section [%s]", section);
-		c->ret = -EINVAL;
-		return 0;
+		snprintf(why, sizeof(why), "unknown section [%s]", section);
+		ret = -EINVAL;
+	} else {
+		ret = config_set(c->cfg, name, value, why, sizeof(why));
 	}
-	c->ret = config_set(c->cfg, name, value, c->err, c->errlen);
-	return c->ret == 0;
+	if (ret && !c->err_line) {
+		c->err_line = c->lineno;
+		memcpy(c->why, why, sizeof(why));
+	}
+	return ret == 0;
 }
 
 int config_load(const char *path, struct vm_config *cfg, char *err,
 		size_t errlen)
 {
-	struct ini_ctx c = { cfg, err, errlen, 0 };
-	char why[200];
+	struct ini_ctx c = { .cfg = cfg };
 	int line;
 
-	line = ini_parse(path, config_ini_line, &c);
-	if (line == -1) {
+	c.f = fopen(path, "r");
+	if (!c.f) {
 		snprintf(err, errlen, "cannot open config %s: %s", path, strerror(errno));
 		return -ENOENT;
 	}
+	line = ini_parse_stream(config_read_line, &c, config_ini_line, &c);
+	fclose(c.f);
 	if (line == -2) {
 		snprintf(err, errlen, "out of memory reading %s", path);
 		return -ENOMEM;
 	}
 	if (line > 0) {
-		snprintf(why, sizeof(why), "%s", c.ret ? err : "syntax error");
-		snprintf(err, errlen, "%s:%d: %s", path, line, why);
+		snprintf(err, errlen, "%s:%d: %s", path, line,
+			 line == c.err_line ? c.why : "syntax error");
 		return -EINVAL;
 	}
 	return 0;

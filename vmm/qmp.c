@@ -152,6 +152,23 @@ struct dvm *qmp_target_vm(struct conn *c, json_t *args, struct qmp_err *e)
 	return NULL;
 }
 
+/*
+ * qmp_target_vm for a command that needs the VM itself. A VM that has ended
+ * stays listed until the end of the daemon loop's round (finish_vm, then
+ * reap), and a connection to its own socket may still have input handled
+ * in that round: such a dvm has no vm.
+ */
+struct dvm *qmp_target_live(struct conn *c, json_t *args, struct qmp_err *e)
+{
+	struct dvm *v = qmp_target_vm(c, args, e);
+
+	if (v && !v->vm) {
+		qmp_fail(e, "GenericError", "the VM has ended");
+		return NULL;
+	}
+	return v;
+}
+
 static json_t *cmd_capabilities(struct conn *c, json_t *args, struct qmp_err *e)
 {
 	if (c->negotiated)
@@ -163,7 +180,7 @@ static json_t *cmd_capabilities(struct conn *c, json_t *args, struct qmp_err *e)
 
 static json_t *cmd_query_status(struct conn *c, json_t *args, struct qmp_err *e)
 {
-	struct dvm *v = qmp_target_vm(c, args, e);
+	struct dvm *v = qmp_target_live(c, args, e);
 	enum vm_state s;
 
 	if (!v)
@@ -175,7 +192,7 @@ static json_t *cmd_query_status(struct conn *c, json_t *args, struct qmp_err *e)
 
 static json_t *cmd_stop(struct conn *c, json_t *args, struct qmp_err *e)
 {
-	struct dvm *v = qmp_target_vm(c, args, e);
+	struct dvm *v = qmp_target_live(c, args, e);
 
 	if (!v)
 		return NULL;
@@ -188,7 +205,7 @@ static json_t *cmd_stop(struct conn *c, json_t *args, struct qmp_err *e)
 
 static json_t *cmd_cont(struct conn *c, json_t *args, struct qmp_err *e)
 {
-	struct dvm *v = qmp_target_vm(c, args, e);
+	struct dvm *v = qmp_target_live(c, args, e);
 	enum vm_state s;
 
 	if (!v)
@@ -234,7 +251,7 @@ static json_t *cmd_powerdown(struct conn *c, json_t *args, struct qmp_err *e)
 
 static json_t *cmd_memory_summary(struct conn *c, json_t *args, struct qmp_err *e)
 {
-	struct dvm *v = qmp_target_vm(c, args, e);
+	struct dvm *v = qmp_target_live(c, args, e);
 
 	if (!v)
 		return NULL;
@@ -244,7 +261,7 @@ static json_t *cmd_memory_summary(struct conn *c, json_t *args, struct qmp_err *
 
 static json_t *cmd_query_name(struct conn *c, json_t *args, struct qmp_err *e)
 {
-	struct dvm *v = qmp_target_vm(c, args, e);
+	struct dvm *v = qmp_target_live(c, args, e);
 
 	return v ? json_pack("{s:s}", "name", v->vm->cfg.name) : NULL;
 }
@@ -352,7 +369,7 @@ static json_t *cmd_query_fragmentation(struct conn *c, json_t *args, struct qmp_
 	json_t *r;
 
 	if (c->vm || name) {
-		struct dvm *v = qmp_target_vm(c, args, e);
+		struct dvm *v = qmp_target_live(c, args, e);
 
 		if (!v)
 			return NULL;
@@ -375,7 +392,7 @@ static json_t *cmd_query_fragmentation(struct conn *c, json_t *args, struct qmp_
  */
 static struct dvm *balloon_vm(struct conn *c, json_t *args, struct qmp_err *e)
 {
-	struct dvm *v = qmp_target_vm(c, args, e);
+	struct dvm *v = qmp_target_live(c, args, e);
 
 	if (v && !dev_priv(v->vm, &virtio_balloon_device)) {
 		qmp_fail(e, "DeviceNotActive", "No balloon device has been activated");

@@ -32,5 +32,7 @@ json_t *qmp_fail(struct qmp_err *e, const char *cls, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* The VM a command is about: the socket's own, or "vm": NAME, or the only one. */
 struct dvm *qmp_target_vm(struct conn *c, json_t *args, struct qmp_err *e);
+/* The same, but failing when that VM has ended (its dvm still listed, the vm gone). */
+struct dvm *qmp_target_live(struct conn *c, json_t *args, struct qmp_err *e);
 
 #endif

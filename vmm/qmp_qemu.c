@@ -29,12 +29,8 @@
 /* A command about the VM itself, which must still be there. */
 static struct vm *live_vm(struct conn *c, json_t *args, struct qmp_err *e)
 {
-	struct dvm *v = qmp_target_vm(c, args, e);
+	struct dvm *v = qmp_target_live(c, args, e);
 
-	if (v && !v->vm) {
-		qmp_fail(e, "GenericError", "the VM has ended");
-		return NULL;
-	}
 	return v ? v->vm : NULL;
 }
 

@@ -27,6 +27,9 @@ int register_pool_service_suite(void);
 int register_qemu_args_suite(void);
 int register_fault_suite(void);
 int register_sandbox_suite(void);
+int register_boot_suite(void);
+int register_virtio_suite(void);
+int register_qmp_suite(void);
 
 static int (*const suites[])(void) = {
 	register_buddy_suite,
@@ -46,6 +49,9 @@ static int (*const suites[])(void) = {
 	register_qemu_args_suite,
 	register_fault_suite,
 	register_sandbox_suite,
+	register_boot_suite,
+	register_virtio_suite,
+	register_qmp_suite,
 };
 
 /*

@@ -122,6 +122,38 @@ static void test_ini(void)
 }
 
 /*
+ * inih reads on after a refused line and reports the first: the words
+ * must be that line's, not a later one's, nor "syntax error" for a key
+ * refused before a line that was fine (found by the config fuzz target).
+ */
+static void test_ini_first_refusal(void)
+{
+	static const struct {
+		const char *text, *says;
+	} cases[] = {
+		{ "[vm]\ncolour = blue\ncpus = 2\n", ":2: unknown key 'colour'" },
+		{ "[vm]\ncpus = 0\nram = lots\n", ":2: bad value '0' for cpus" },
+		{ "[vm]\nnot a line\ncpus = 0\n", ":2: syntax error" },
+		{ "[disk]\nsize = 1G\n[vm]\ncpus = 2\n", ":2: unknown section [disk]" },
+	};
+	struct vm_config cfg;
+	char err[512];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char path[] = "/tmp/gpmm-ini-XXXXXX";
+
+		CU_ASSERT_FATAL(write_ini(path, cases[i].text) == 0);
+		config_defaults(&cfg);
+		CU_ASSERT_EQUAL(config_load(path, &cfg, err, sizeof(err)), -EINVAL);
+		if (!strstr(err, cases[i].says)) {
+			fprintf(stderr, "\n  case %zu said: %s", i, err);
+			CU_FAIL("the refusal is the first refused line's");
+		}
+		unlink(path);
+	}
+}
+
+/*
  * huge_rate: after a long idle time a VM still gets at most huge_rate
  * ranges in a second, not the backlog of every tick it did not use.
  */
@@ -148,6 +180,7 @@ int register_config_suite(void)
 		{ "sizes", test_sizes },
 		{ "keys", test_keys },
 		{ "ini files", test_ini },
+		{ "an ini refusal names its own line", test_ini_first_refusal },
 		{ "huge_rate is a bounded bucket", test_huge_rate_bucket },
 	};
 

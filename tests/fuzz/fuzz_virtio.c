@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target: a guest driver's side of virtio. The virtio-mmio
+ * transport (devices/virtio_mmio.c), the split virtqueues
+ * (virtio_queue.c) and the block and balloon models behind them, driven
+ * the way a vCPU thread drives them: MMIO accesses through the VM's bus
+ * (dev_mmio). QueueNotify serves the queue there and then, on the
+ * calling thread, as on a vCPU: no device thread to wait for.
+ *
+ * Guest RAM is fake_vm.c's 1 MiB at guest address 0, in place of
+ * vmm/guest_mem.c; the disk is a 64 KiB memfd, zeroed for each input;
+ * the other devices of the registry (serial, debug port, power) are
+ * stubs here that make no instance.
+ *
+ * Input:
+ *   byte 0        bit 0: the disk is read-only; bit 1: the balloon
+ *                 offers no free page reporting
+ *   bytes 1-2     L (little-endian), then L bytes: guest RAM from 0
+ *                 (descriptor tables, rings, buffers)
+ *   then ops of 7 bytes: kind, offset (le16), value (le32)
+ *     kind & 7:   0 register write, 32 bits   1 read, width w
+ *                 2 write, width w            3 guest RAM store (le32)
+ *                 4 balloon target (value pages)
+ *                 5 balloon query (bit 3: refresh, as libvirt's polling)
+ *                 6 the VM stops (value 1) or runs on (0)
+ *                 7 the devices' report (virtio_mmio_list)
+ *     kind bit 3: device (0 virtio-blk, slot 0; 1 balloon, slot 1)
+ *     kind >> 4:  width w = 1 << (kind >> 4 & 3)
+ *     RAM store:  address = (kind >> 3) << 16 | offset, past RAM skipped
+ *
+ * Checked besides the sanitizers, after every op: the status rules the
+ * transport promises (DRIVER_OK only with FEATURES_OK, FEATURES_OK only
+ * for features offered, VERSION_1 among them); a register read of a
+ * fixed register gives its value.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "devices/device.h"
+#include "devices/virtio_balloon.h"
+#include "devices/virtio_mmio.h"
+#include "tests/fuzz/fake_vm.h"
+
+#define RAM_BYTES	(1ULL << 20)
+#define DISK_BYTES	(64 << 10)
+#define OP_BYTES	7
+
+/* The registry's devices this target leaves out: they make no instance. */
+static int no_device(struct vm *vm, void **priv)
+{
+	*priv = NULL;
+	return 0;
+}
+
+const struct device_ops serial8250_device = { .name = "serial8250", .init = no_device };
+const struct device_ops debugport_device = { .name = "debugport", .init = no_device };
+const struct device_ops power_device = { .name = "power", .init = no_device };
+
+static struct vm vm;
+static int disk_fd = -1;
+
+static void setup_once(void)
+{
+	if (fake_vm_init(&vm, RAM_BYTES))
+		abort();
+	disk_fd = memfd_create("fuzz-disk", MFD_CLOEXEC);
+	if (disk_fd < 0)
+		abort();
+	snprintf(vm.cfg.disk, sizeof(vm.cfg.disk), "/proc/self/fd/%d", disk_fd);
+	vm.cfg.balloon = true;
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static struct virtio_mmio_dev *mmio_dev(unsigned int slot)
+{
+	for (unsigned int i = 0; i < vm.bus.nr_mmio; i++)
+		if (vm.bus.mmio[i].base == VIRTIO_MMIO_BASE + slot * VIRTIO_MMIO_SLOT_SIZE)
+			return vm.bus.mmio[i].opaque;
+	return NULL;
+}
+
+static void check_device(const struct virtio_mmio_dev *dev)
+{
+	uint32_t st = dev->status;
+
+	if ((st & VIRTIO_STATUS_DRIVER_OK) && !(st & VIRTIO_STATUS_FEATURES_OK))
+		abort();
+	if ((st & VIRTIO_STATUS_FEATURES_OK) &&
+	    ((dev->driver_features & ~dev->features) ||
+	     !(dev->driver_features & (1ULL << VIRTIO_F_VERSION_1))))
+		abort();
+	for (unsigned int q = 0; q < VIRTIO_MMIO_MAX_QUEUES; q++)
+		if (dev->vq[q].ready && (!dev->vq[q].num || dev->vq[q].num > dev->model->queue_max))
+			abort();
+}
+
+static void mmio(unsigned int slot, uint16_t off, uint8_t *data, unsigned int len,
+		 bool is_write)
+{
+	uint64_t addr = VIRTIO_MMIO_BASE + slot * VIRTIO_MMIO_SLOT_SIZE + (off & 0xfff);
+
+	if (dev_mmio(&vm, NULL, addr, data, len, is_write))
+		abort();	/* the device's window: it is always claimed */
+	if (!is_write && len == 4 && (off & 0xfff) == VIRTIO_MMIO_MAGIC_VALUE &&
+	    le32(data) != VIRTIO_MMIO_MAGIC)
+		abort();
+}
+
+static void run_op(const uint8_t *op)
+{
+	unsigned int kind = op[0], slot = kind >> 3 & 1, width = 1U << (kind >> 4 & 3);
+	uint16_t off = (uint16_t)(op[1] | op[2] << 8);
+	uint32_t val = le32(op + 3);
+	struct virtio_balloon_info info;
+	struct virtio_mmio_info list[4];
+	uint8_t data[8] = { 0 };
+	uint64_t gpa;
+
+	switch (kind & 7) {
+	case 0:
+		memcpy(data, &val, 4);
+		mmio(slot, off, data, 4, true);
+		break;
+	case 1:
+		mmio(slot, off, data, width, false);
+		break;
+	case 2:
+		memcpy(data, &val, 4);
+		mmio(slot, off, data, width, true);
+		break;
+	case 3:
+		gpa = (uint64_t)(kind >> 3) << 16 | off;
+		if (gpa + 4 <= RAM_BYTES)
+			memcpy(fake_vm_ram(&vm) + gpa, &val, 4);
+		break;
+	case 4:
+		if (virtio_balloon_set_target(&vm, (uint64_t)val << 12))
+			abort();
+		break;
+	case 5:
+		if (virtio_balloon_query(&vm, &info, kind & 8) ||
+		    info.nr_stats > BALLOON_MAX_STATS)
+			abort();
+		break;
+	case 6:
+		vm.stopping = val & 1;
+		break;
+	case 7:
+		if (virtio_mmio_list(&vm, list, 4) != 2)
+			abort();
+		break;
+	}
+}
+
+/* FUZZ_VIRTIO_SHOW=1: what an input made the devices do, on stderr. */
+static void show(struct virtio_mmio_dev *blk, struct virtio_mmio_dev *balloon)
+{
+	struct virtio_mmio_dev *devs[] = { blk, balloon };
+	struct virtio_balloon_info b;
+
+	for (unsigned int i = 0; i < 2; i++) {
+		const struct virtio_mmio_dev *d = devs[i];
+
+		fprintf(stderr, "%s: status 0x%x features 0x%llx notifies %llu bad rings %llu "
+			"bad accesses %llu resets %llu;", d->model->name, d->status,
+			(unsigned long long)d->driver_features, (unsigned long long)d->notifies,
+			(unsigned long long)d->bad_rings, (unsigned long long)d->bad_accesses,
+			(unsigned long long)d->resets);
+		for (unsigned int q = 0; q < VIRTIO_MMIO_MAX_QUEUES; q++)
+			if (d->vq[q].ready)
+				fprintf(stderr, " q%u used %u", q, d->vq[q].used_idx);
+		fputc('\n', stderr);
+	}
+	if (!virtio_balloon_query(&vm, &b, false))
+		fprintf(stderr, "balloon: inflated %llu deflated %llu reported %llu bad pfns %llu "
+			"stats %u; discards %llu, console %llu bytes\n",
+			(unsigned long long)b.inflated_pages, (unsigned long long)b.deflated_pages,
+			(unsigned long long)b.reported_bytes, (unsigned long long)b.bad_pfns,
+			b.nr_stats, (unsigned long long)fake_vm_log.discards,
+			(unsigned long long)fake_vm_log.console_bytes);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct virtio_mmio_dev *blk, *balloon;
+	size_t image, off;
+
+	if (disk_fd < 0)
+		setup_once();
+	if (size < 3)
+		return 0;
+	vm.cfg.disk_readonly = data[0] & 1;
+	vm.cfg.balloon_no_reporting = data[0] & 2;
+	image = data[1] | data[2] << 8;
+	if (image > size - 3)
+		image = size - 3;
+	if (image > RAM_BYTES)
+		image = RAM_BYTES;
+	fake_vm_reset(&vm);
+	memcpy(fake_vm_ram(&vm), data + 3, image);
+	if (ftruncate(disk_fd, 0) || ftruncate(disk_fd, DISK_BYTES))
+		abort();
+	if (devices_init(&vm)) {
+		fprintf(stderr, "fuzz_virtio: devices_init: %s\n", vm.report);
+		abort();
+	}
+	blk = mmio_dev(0);
+	balloon = mmio_dev(1);
+	if (!blk || !balloon)
+		abort();
+	for (off = 3 + image; off + OP_BYTES <= size; off += OP_BYTES) {
+		run_op(data + off);
+		check_device(blk);
+		check_device(balloon);
+	}
+	if (getenv("FUZZ_VIRTIO_SHOW"))
+		show(blk, balloon);
+	devices_exit(&vm);
+	memset(&vm.bus, 0, sizeof(vm.bus));
+	return 0;
+}
