@@ -226,8 +226,15 @@ INTEG_RUN      = for g in $(INTEG_GROUPS); do \
                  done
 endif
 
-test: test-where $(UNIT) $(INTEG) $(GPMM) $(GPMM_QEMU) guests guest-linux
-	@rc=0; env $(UNIT_ENV) $(UNIT) || rc=1; $(INTEG_RUN); exit $$rc
+# The fuzz targets in make test: every committed input replayed (past
+# crashes stay fixed), then TEST_FUZZ_SECONDS of fuzzing each (about a
+# minute in all); long runs are `make fuzz FUZZ_SECONDS=N`.
+TEST_FUZZ_SECONDS ?= 8
+test: test-where $(UNIT) $(INTEG) $(GPMM) $(GPMM_QEMU) guests guest-linux fuzz-build
+	@rc=0; env $(UNIT_ENV) $(UNIT) || rc=1; \
+	$(MAKE) --no-print-directory fuzz-regress || rc=1; \
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) || rc=1; \
+	$(INTEG_RUN); exit $$rc
 
 # The unit suites alone: what CI runs again under ASan+UBSan and TSan
 # (SANITIZE=1, TSAN=1), where a whole sanitized make test would not fit.
