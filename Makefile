@@ -68,6 +68,7 @@ VMM_SRCS   := vmm/pool.c \
               vmm/kvm.c \
               vmm/host.c \
               vmm/guest_mem.c \
+              vmm/guest_access.c \
               vmm/migrate.c \
               vmm/huge_backing.c \
               vmm/assembler.c \

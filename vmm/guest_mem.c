@@ -321,26 +321,6 @@ void *vm_guest_ptr(struct vm *vm, uint64_t gpa, uint64_t len)
 	return r->hva + (gpa - r->gpa);
 }
 
-int vm_read_guest(struct vm *vm, uint64_t gpa, void *buf, uint64_t len)
-{
-	void *p = vm_guest_ptr(vm, gpa, len);
-
-	if (!p)
-		return -EFAULT;
-	memcpy(buf, p, len);
-	return 0;
-}
-
-int vm_write_guest(struct vm *vm, uint64_t gpa, const void *buf, uint64_t len)
-{
-	void *p = vm_guest_ptr(vm, gpa, len);
-
-	if (!p)
-		return -EFAULT;
-	memcpy(p, buf, len);
-	return 0;
-}
-
 long vm_gpa_to_frame(struct vm *vm, uint64_t gpa)
 {
 	struct vm_region *r = gmem_region(vm, gpa, 1);

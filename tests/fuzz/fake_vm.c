@@ -82,26 +82,6 @@ void *vm_guest_ptr(struct vm *vm, uint64_t gpa, uint64_t len)
 	return r ? r->hva + (gpa - r->gpa) : NULL;
 }
 
-int vm_read_guest(struct vm *vm, uint64_t gpa, void *buf, uint64_t len)
-{
-	void *p = vm_guest_ptr(vm, gpa, len);
-
-	if (!p)
-		return -EFAULT;
-	memcpy(buf, p, len);
-	return 0;
-}
-
-int vm_write_guest(struct vm *vm, uint64_t gpa, const void *buf, uint64_t len)
-{
-	void *p = vm_guest_ptr(vm, gpa, len);
-
-	if (!p)
-		return -EFAULT;
-	memcpy(p, buf, len);
-	return 0;
-}
-
 /* The guest gave the pages back: they read zero on the next touch. */
 int gmem_discard(struct vm *vm, uint64_t gpa, uint64_t len)
 {
