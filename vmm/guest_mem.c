@@ -108,18 +108,6 @@ int gmem_init(struct vm *vm, char *err, size_t errlen)
 	return 0;
 }
 
-struct vm_region *gmem_region(struct vm *vm, uint64_t gpa, uint64_t len)
-{
-	for (unsigned int i = 0; i < vm->nr_regions; i++) {
-		struct vm_region *r = &vm->regions[i];
-
-		if (gpa >= r->gpa && gpa - r->gpa < r->size &&
-		    len <= r->size - (gpa - r->gpa))
-			return r;
-	}
-	return NULL;
-}
-
 static struct vm_region *region_of_hva(struct vm *vm, uint64_t hva)
 {
 	for (unsigned int i = 0; i < vm->nr_regions; i++) {

@@ -63,18 +63,6 @@ uint8_t *fake_vm_ram(struct vm *vm)
 	return vm->regions[0].hva;
 }
 
-struct vm_region *gmem_region(struct vm *vm, uint64_t gpa, uint64_t len)
-{
-	for (unsigned int i = 0; i < vm->nr_regions; i++) {
-		struct vm_region *r = &vm->regions[i];
-
-		if (gpa >= r->gpa && gpa - r->gpa < r->size &&
-		    len <= r->size - (gpa - r->gpa))
-			return r;
-	}
-	return NULL;
-}
-
 void *vm_guest_ptr(struct vm *vm, uint64_t gpa, uint64_t len)
 {
 	struct vm_region *r = gmem_region(vm, gpa, len ? len : 1);
