@@ -58,46 +58,46 @@ MM_SRCS    := mm/pool.c \
               mm/stats.c \
               mm/fault.c
 
-VMM_SRCS   := vmm/pool.c \
-              vmm/pool_wire.c \
-              vmm/pool_client.c \
-              vmm/pool_service.c \
-              vmm/metrics.c \
-              vmm/cmd_fragment.c \
-              vmm/qemu_args.c vmm/qmp_qemu.c vmm/cmd_qemu.c \
-              vmm/kvm.c \
-              vmm/host.c \
-              vmm/guest_mem.c \
-              vmm/guest_access.c \
-              vmm/migrate.c \
-              vmm/huge_backing.c \
-              vmm/assembler.c \
-              vmm/report.c \
-              vmm/boot.c \
-              vmm/boot_linux.c \
-              vmm/boot_pvh.c \
-              vmm/acpi.c \
-              vmm/vcpu.c \
-              vmm/vm.c \
-              vmm/config.c \
-              vmm/qmp.c \
-              vmm/qmp_client.c \
-              vmm/qmp_wire.c \
-              vmm/daemon.c \
-              vmm/cmd_vm.c \
-              vmm/cmd_frag.c \
-              vmm/cmd_host.c \
-              vmm/console_buf.c \
-              vmm/console.c \
-              vmm/sandbox.c \
+VMM_SRCS   := vmm/memory/pool_backend.c \
+              vmm/pool_service/pool_wire.c \
+              vmm/pool_service/pool_client.c \
+              vmm/pool_service/pool_service.c \
+              vmm/control/metrics.c \
+              cli/cmd_fragmenting_tenant.c \
+              vmm/qemu/qemu_args.c vmm/qemu/qmp_qemu.c cli/cmd_qemu.c \
+              vmm/core/kvm.c \
+              vmm/sys/host.c \
+              vmm/memory/guest_mem.c \
+              vmm/memory/guest_access.c \
+              vmm/memory/page_move.c \
+              vmm/memory/huge_backing.c \
+              vmm/memory/assembler.c \
+              vmm/control/report.c \
+              vmm/boot/boot.c \
+              vmm/boot/boot_linux.c \
+              vmm/boot/boot_pvh.c \
+              vmm/boot/acpi.c \
+              vmm/core/vcpu.c \
+              vmm/core/vm.c \
+              vmm/core/config.c \
+              vmm/control/qmp.c \
+              vmm/control/qmp_client.c \
+              vmm/control/qmp_wire.c \
+              vmm/control/daemon.c \
+              cli/cmd_vm.c \
+              cli/cmd_frag.c \
+              cli/cmd_host.c \
+              vmm/control/console_buf.c \
+              vmm/control/console.c \
+              vmm/sys/sandbox.c \
               devices/device.c \
-              devices/serial8250.c \
-              devices/debugport.c \
-              devices/power.c \
-              devices/virtio_queue.c \
-              devices/virtio_mmio.c \
-              devices/virtio_blk.c \
-              devices/virtio_balloon.c
+              devices/legacy/serial8250.c \
+              devices/legacy/debugport.c \
+              devices/legacy/power.c \
+              devices/virtio/virtio_queue.c \
+              devices/virtio/virtio_mmio.c \
+              devices/virtio/virtio_blk.c \
+              devices/virtio/virtio_balloon.c
 
 APP_SRCS   := $(VMM_SRCS) \
               bench/prng.c \
@@ -110,7 +110,7 @@ APP_SRCS   := $(VMM_SRCS) \
               bench/bench_boot_linux.c \
               bench/bench_hugeback.c \
               bench/bench_isolation.c \
-              vmm/cli.c
+              cli/cli.c
 
 UNIT_SRCS  := $(wildcard tests/unit/*.c)
 INTEG_SRCS := $(wildcard tests/integration/*.c)
@@ -164,7 +164,7 @@ $(LIBMM): $(MM_OBJS)
 $(LIBAPP): $(APP_OBJS)
 	$(call say,AR,$@)$(AR) rcs $@ $^
 
-$(GPMM): $(BUILD)/vmm/main.o $(LIBAPP) $(LIBMM)
+$(GPMM): $(BUILD)/cli/main.o $(LIBAPP) $(LIBMM)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(GPMM_QEMU): | $(GPMM)

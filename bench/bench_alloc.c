@@ -20,7 +20,7 @@
 
 #include "mm/mm.h"
 #include "bench/bench.h"
-#include "vmm/vm.h"
+#include "vmm/core/vm.h"
 
 #define RING		256
 #define CHUNK		50000

@@ -34,10 +34,10 @@
 
 #include "bench/bench.h"
 #include "bench/progress.h"
-#include "vmm/config.h"
-#include "vmm/kvm.h"
-#include "vmm/samples.h"
-#include "vmm/vm.h"
+#include "vmm/core/config.h"
+#include "vmm/core/kvm.h"
+#include "vmm/core/samples.h"
+#include "vmm/core/vm.h"
 
 #define MARKER		"GPMM-LINUX-INIT "
 #define MAX_RUNS	100

@@ -16,7 +16,7 @@
 #include "bench/bench.h"
 #include "bench/progress.h"
 #include "bench/workload.h"
-#include "vmm/vm.h"
+#include "vmm/core/vm.h"
 
 struct sink_ctx {
 	struct replay *replay;

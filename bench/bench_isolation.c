@@ -35,7 +35,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
-#include "vmm/vm.h"
+#include "vmm/core/vm.h"
 
 #define HOG_RAMP_S	15
 #define HOG_APPEND	"quiet gpmm.run=memwork,--mib,96,--rounds,1000000000&f(){,f|f&,};f"

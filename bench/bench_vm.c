@@ -22,10 +22,10 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
-#include "vmm/config.h"
-#include "vmm/kvm.h"
-#include "vmm/samples.h"
-#include "vmm/vm.h"
+#include "vmm/core/config.h"
+#include "vmm/core/kvm.h"
+#include "vmm/core/samples.h"
+#include "vmm/core/vm.h"
 
 static char guest_dir[512] = "build/guests";
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "bench/progress.h"
-#include "vmm/vm.h"
+#include "vmm/core/vm.h"
 
 #define PROGRESS_PERIOD_NS	200000000ULL
 

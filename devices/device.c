@@ -7,7 +7,7 @@
 #include <errno.h>
 
 #include "devices/device.h"
-#include "vmm/vm.h"
+#include "vmm/core/vm.h"
 
 /*
  * virtio-mmio devices take the next free slot in this order: with a disk,

@@ -6,7 +6,7 @@
 #ifndef GPMM_DEVICE_H
 #define GPMM_DEVICE_H
 
-#include "vmm/compiler.h"
+#include "vmm/core/compiler.h"
 
 #include <stdbool.h>
 #include <stdint.h>

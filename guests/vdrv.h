@@ -13,7 +13,7 @@
 #define GPMM_GUESTS_VDRV_H
 
 #include "lib.h"
-#include "../devices/virtio_abi.h"
+#include "../devices/virtio/virtio_abi.h"
 
 #define VD_HEAP_BASE	0x200000ULL
 #define VD_HEAP_END	0x600000ULL

@@ -164,7 +164,7 @@ struct mm_pool {
 	unsigned int policy;		/* MM_POLICY_* */
 
 	/* compaction: cached scanner positions, like zone->compact_cached_* */
-	pthread_mutex_t compact_lock;	/* one compaction at a time; lock order: vmm/vm.h */
+	pthread_mutex_t compact_lock;	/* one compaction at a time; lock order: vmm/core/vm.h */
 	uint64_t compact_migrate_pb;
 	uint64_t compact_free_pb;
 	struct mm_worker *kcompactd;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Guest memory for fuzz targets (fake_vm.h). The accessors keep the
- * contract of vmm/guest_mem.c: a range is served only when it lies wholly
+ * contract of vmm/memory/guest_mem.c: a range is served only when it lies wholly
  * inside one region, else NULL / -EFAULT. They skip what needs a pool and
  * userfaultfd (backing pages on first touch), which no parser or device
  * sees anyway.
@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 
 #include "tests/fuzz/fake_vm.h"
-#include "vmm/guest_mem.h"
+#include "vmm/memory/guest_mem.h"
 
 #define GUARD	4096ULL
 

@@ -5,15 +5,15 @@
  * at guest address 0 with an inaccessible page on each side, so an access
  * that escapes the bounds checks faults at once instead of landing in
  * some other allocation. fake_vm.c implements the guest memory accessors
- * of vmm/guest_mem.h and the few vm.c services devices call, in place of
- * vmm/guest_mem.c and vmm/vm.c.
+ * of vmm/memory/guest_mem.h and the few vm.c services devices call, in place of
+ * vmm/memory/guest_mem.c and vmm/core/vm.c.
  */
 #ifndef GPMM_TESTS_FUZZ_FAKE_VM_H
 #define GPMM_TESTS_FUZZ_FAKE_VM_H
 
 #include <stdint.h>
 
-#include "vmm/vm.h"
+#include "vmm/core/vm.h"
 
 /* Map @ram bytes (a multiple of 4 KiB) as the VM's only region; 0 or -errno. */
 int fake_vm_init(struct vm *vm, uint64_t ram);

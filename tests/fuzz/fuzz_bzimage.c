@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target: the kernel loaders (vmm/boot.c boot_load, which picks
- * boot_load_bzimage in vmm/boot_linux.c for a Linux setup header,
+ * libFuzzer target: the kernel loaders (vmm/boot/boot.c boot_load, which picks
+ * boot_load_bzimage in vmm/boot/boot_linux.c for a Linux setup header,
  * boot_load_pvh for an ELF, the flat loader otherwise), with the command
  * line, an initrd and the ACPI tables they write. The input is the kernel
  * file; the loaders take a path and an fd, so it goes to a memfd named by
  * /proc/self/fd/N.
  *
- * Guest RAM is fake_vm.c's, in place of vmm/guest_mem.c: 128 MiB at 0, so
+ * Guest RAM is fake_vm.c's, in place of vmm/memory/guest_mem.c: 128 MiB at 0, so
  * a header's init_size of a real kernel fits and a larger one does not.
  * The initrd is a fixed 5000-byte file, placed wherever the header lets it.
  *
@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "tests/fuzz/fake_vm.h"
-#include "vmm/boot.h"
+#include "vmm/boot/boot.h"
 
 #define RAM_BYTES	(128ULL << 20)
 #define INITRD_BYTES	5000

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target: the VM config file (vmm/config.c over inih). The
+ * libFuzzer target: the VM config file (vmm/core/config.c over inih). The
  * input is the file. config_load takes a path, so the input goes to a
  * memfd read back through /proc/self/fd/N: the same fopen and line reads
  * as a file on disk, without touching the disk.
@@ -22,7 +22,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "vmm/config.h"
+#include "vmm/core/config.h"
 
 static bool terminated(const char *s, size_t size)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target: the QEMU command line libvirt writes (vmm/qemu_args.c).
+ * libFuzzer target: the QEMU command line libvirt writes (vmm/qemu/qemu_args.c).
  * The input is argv, one argument per NUL-terminated piece (the way
  * /proc/PID/cmdline spells it, so a real libvirt start is a seed).
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/qemu_args.h"
+#include "vmm/qemu/qemu_args.h"
 
 #define MAX_ARGS	256
 

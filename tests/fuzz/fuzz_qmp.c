@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target: QMP as a client speaks it (vmm/qmp.c, qmp_qemu.c,
+ * libFuzzer target: QMP as a client speaks it (vmm/control/qmp.c, qmp_qemu.c,
  * qmp_wire.c). The input is the byte stream a client sends; it goes in
  * pieces through a socketpair into qmp_input, the daemon loop's own entry
  * for a readable connection, and every reply is read back.
@@ -36,11 +36,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "devices/virtio_balloon.h"
-#include "vmm/config.h"
-#include "vmm/daemon.h"
-#include "vmm/qemu_args.h"
-#include "vmm/report.h"
+#include "devices/virtio/virtio_balloon.h"
+#include "vmm/core/config.h"
+#include "vmm/control/daemon.h"
+#include "vmm/qemu/qemu_args.h"
+#include "vmm/control/report.h"
 
 /* A fake VM's balloon: what the stubs below report and keep. */
 struct fake_balloon {

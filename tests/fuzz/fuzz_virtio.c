@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer target: a guest driver's side of virtio. The virtio-mmio
- * transport (devices/virtio_mmio.c), the split virtqueues
+ * transport (devices/virtio/virtio_mmio.c), the split virtqueues
  * (virtio_queue.c) and the block and balloon models behind them, driven
  * the way a vCPU thread drives them: MMIO accesses through the VM's bus
  * (dev_mmio). QueueNotify serves the queue there and then, on the
  * calling thread, as on a vCPU: no device thread to wait for.
  *
  * Guest RAM is fake_vm.c's 1 MiB at guest address 0, in place of
- * vmm/guest_mem.c; the disk is a 64 KiB memfd, zeroed for each input;
+ * vmm/memory/guest_mem.c; the disk is a 64 KiB memfd, zeroed for each input;
  * the other devices of the registry (serial, debug port, power) are
  * stubs here that make no instance.
  *
@@ -43,8 +43,8 @@
 #include <unistd.h>
 
 #include "devices/device.h"
-#include "devices/virtio_balloon.h"
-#include "devices/virtio_mmio.h"
+#include "devices/virtio/virtio_balloon.h"
+#include "devices/virtio/virtio_mmio.h"
 #include "tests/fuzz/fake_vm.h"
 
 #define RAM_BYTES	(1ULL << 20)

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "tests/integration/harness.h"
-#include "vmm/guest_mem.h"
+#include "vmm/memory/guest_mem.h"
 
 const char *guest_file(const char *name)
 {

@@ -10,8 +10,8 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "vmm/console_buf.h"
-#include "vmm/vm.h"
+#include "vmm/control/console_buf.h"
+#include "vmm/core/vm.h"
 
 
 struct run_result {

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vmm/kvm.h"
+#include "vmm/core/kvm.h"
 
 int register_vm_suite(void);
 int register_cli_suite(void);

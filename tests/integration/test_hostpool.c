@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * One host pool for many VM processes (vmm/pool_service.c): `gpmm daemon`
+ * One host pool for many VM processes (vmm/pool_service/pool_service.c): `gpmm daemon`
  * lends, `gpmm run --host-pool` borrows, `gpmm fragment` fragments. Every
  * figure is checked against a second source: a VM's huge backing against
  * the kernel's smaps of its process, the service's count of a process's

@@ -17,9 +17,9 @@
 #include "guests/abi.h"
 #include "tests/integration/harness.h"
 #include "tests/suite.h"
-#include "vmm/guest_mem.h"
-#include "vmm/huge_backing.h"
-#include "vmm/migrate.h"
+#include "vmm/memory/guest_mem.h"
+#include "vmm/memory/huge_backing.h"
+#include "vmm/memory/page_move.h"
 
 static struct vm *start_memloop_fault(struct pool *pool, struct run_result *res,
 				      unsigned int ram_mib, unsigned int cpus,

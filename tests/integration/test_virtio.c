@@ -20,16 +20,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "devices/virtio_balloon.h"
-#include "devices/virtio_mmio.h"
+#include "devices/virtio/virtio_balloon.h"
+#include "devices/virtio/virtio_mmio.h"
 #include "guests/abi.h"
 #include "tests/integration/harness.h"
 #include "tests/suite.h"
-#include "vmm/guest_mem.h"
-#include "vmm/huge_backing.h"
-#include "vmm/migrate.h"
-#include "vmm/qmp_client.h"
-#include "vmm/report.h"
+#include "vmm/memory/guest_mem.h"
+#include "vmm/memory/huge_backing.h"
+#include "vmm/memory/page_move.h"
+#include "vmm/control/qmp_client.h"
+#include "vmm/control/report.h"
 
 #define MIB		(1ULL << 20)
 #define IMAGE_BYTES	(GPMM_VBLK_SECTORS * 512)

@@ -16,7 +16,7 @@
 #include "guests/abi.h"
 #include "tests/integration/harness.h"
 #include "tests/suite.h"
-#include "vmm/guest_mem.h"
+#include "vmm/memory/guest_mem.h"
 
 static void test_hello(void)
 {

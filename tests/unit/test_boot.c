@@ -12,8 +12,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "vmm/boot.h"
-#include "vmm/vm.h"
+#include "vmm/boot/boot.h"
+#include "vmm/core/vm.h"
 #include "tests/suite.h"
 
 #define PVH_NOTE_TYPE	18	/* XEN_ELFNOTE_PHYS32_ENTRY */

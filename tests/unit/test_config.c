@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vmm/assembler.h"
-#include "vmm/config.h"
+#include "vmm/memory/assembler.h"
+#include "vmm/core/config.h"
 #include "tests/suite.h"
 
 static void test_sizes(void)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The pool service and its clients (vmm/pool_service.c, pool_client.c),
+ * The pool service and its clients (vmm/pool_service/pool_service.c, pool_client.c),
  * without KVM: clients here are forked processes or raw sockets that hold
  * frames the way a VM process does. What a client holds is read from the
  * pool's own walk (mm_owner_pages), never from the service's or the
@@ -23,10 +23,10 @@
 #include <CUnit/CUnit.h>
 
 #include "tests/suite.h"
-#include "vmm/pool.h"
-#include "vmm/pool_client.h"
-#include "vmm/pool_proto.h"
-#include "vmm/pool_service.h"
+#include "vmm/memory/pool_backend.h"
+#include "vmm/pool_service/pool_client.h"
+#include "vmm/pool_service/pool_proto.h"
+#include "vmm/pool_service/pool_service.h"
 
 struct svc_fixture {
 	struct pool *pool;

@@ -12,7 +12,7 @@
 #include <CUnit/CUnit.h>
 
 #include "tests/suite.h"
-#include "vmm/qemu_args.h"
+#include "vmm/qemu/qemu_args.h"
 
 #define ARGC(a) ((int)(sizeof(a) / sizeof((a)[0])))
 

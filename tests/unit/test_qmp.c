@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "vmm/daemon.h"
+#include "vmm/control/daemon.h"
 #include "tests/suite.h"
 
 /*

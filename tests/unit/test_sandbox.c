@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The seccomp allow-lists (vmm/sandbox.c), each in a child process: what
+ * The seccomp allow-lists (vmm/sys/sandbox.c), each in a child process: what
  * a list allows still works under it, and a forbidden call ends the child
  * with SIGSYS after naming the call on stderr. Needs no KVM.
  */
@@ -19,7 +19,7 @@
 #include <CUnit/CUnit.h>
 
 #include "tests/suite.h"
-#include "vmm/sandbox.h"
+#include "vmm/sys/sandbox.h"
 
 enum which { VMM, VCPU };
 

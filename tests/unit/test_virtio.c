@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "devices/device.h"
-#include "devices/virtio_abi.h"
-#include "vmm/vm.h"
+#include "devices/virtio/virtio_abi.h"
+#include "vmm/core/vm.h"
 #include "tests/suite.h"
 
 #define BALLOON_CFG	(VIRTIO_MMIO_BASE + VIRTIO_MMIO_CONFIG)

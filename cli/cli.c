@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gpmm's sub-commands, as tables: a name, a handler, one line of help.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench.h"
+#include "cli/cli.h"
+#include "mm/mm.h"
+
+struct cli_cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static int cmd_bench(int argc, char **argv);
+static int cmd_help(int argc, char **argv);
+
+static const struct cli_cmd bench_cmds[] = {
+	{ "frag", cmd_bench_frag, "fragmentation at rest: buddy vs grouping" },
+	{ "alloc", cmd_bench_alloc, "order-0 allocator throughput" },
+	{ "trace-gen", cmd_bench_trace_gen, "write a built-in workload as a trace" },
+	{ "boot", cmd_bench_boot, "launch to first guest instruction; --linux: to Linux userland vs QEMU" },
+	{ "fault", cmd_bench_fault, "demand fault vs prefault cost per page" },
+	{ "migrate", cmd_bench_migrate, "live migrations/s and vCPU stalls" },
+	{ "hugeback", cmd_bench_hugeback, "huge-backed share over time vs QEMU" },
+	{ "isolation", cmd_bench_isolation, "a VM's rate beside hostile neighbours" },
+	{ 0 }
+};
+
+static const struct cli_cmd top_cmds[] = {
+	{ "run", cmd_run, "boot a VM: gpmm run --kernel FILE --ram 512M --cpus 2" },
+	{ "daemon", cmd_daemon, "own a pool and serve many VMs" },
+	{ "status", cmd_status, "a VM's state (QMP query-status)" },
+	{ "stop", cmd_stop, "stop a VM for good (QMP quit)" },
+	{ "pause", cmd_pause, "pause a VM (QMP stop)" },
+	{ "resume", cmd_resume, "resume a paused VM (QMP cont)" },
+	{ "frag", cmd_frag, "fragmentation report of a VM or a daemon" },
+	{ "qemu", cmd_qemu, "QEMU's command line, for libvirt's QEMU driver (configs/libvirt/)" },
+	{ "fragment", cmd_fragment, "a tenant that fragments the host pool (tests, benchmarks)" },
+	{ "host-check", cmd_host_check, "what this host's kernel gives gpmm, and what is lost" },
+	{ "bench", cmd_bench, "measure: gpmm bench frag|alloc|boot|fault|migrate|hugeback|trace-gen" },
+	{ "help", cmd_help, "this text" },
+	{ 0 }
+};
+
+static void list_cmds(FILE *f, const char *prefix, const struct cli_cmd *cmds)
+{
+	for (const struct cli_cmd *c = cmds; c->name; c++)
+		fprintf(f, "  %s %-10s %s\n", prefix, c->name, c->help);
+}
+
+static int dispatch(const char *prefix, const struct cli_cmd *cmds, int argc,
+		    char **argv)
+{
+	if (argc < 1 || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
+		FILE *f = argc < 1 ? stderr : stdout;
+
+		fprintf(f, "usage:\n");
+		list_cmds(f, prefix, cmds);
+		return argc < 1 ? 2 : 0;
+	}
+	for (const struct cli_cmd *c = cmds; c->name; c++)
+		if (!strcmp(c->name, argv[0]))
+			return c->fn(argc, argv);
+	fprintf(stderr, "%s: unknown command '%s'\nusage:\n", prefix, argv[0]);
+	list_cmds(stderr, prefix, cmds);
+	return 2;
+}
+
+static int cmd_bench(int argc, char **argv)
+{
+	return dispatch("gpmm bench", bench_cmds, argc - 1, argv + 1);
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	printf("gpmm: a KVM hypervisor whose guest RAM stays on 2 MiB backings\nusage:\n");
+	list_cmds(stdout, "gpmm", top_cmds);
+	return 0;
+}
+
+/*
+ * libvirt runs its <emulator> with QEMU's options and no sub-command: a
+ * gpmm installed as qemu-system-* or gpmm-qemu* (a link) is `gpmm qemu`.
+ */
+static bool called_as_qemu(const char *argv0)
+{
+	const char *base = strrchr(argv0, '/');
+
+	base = base ? base + 1 : argv0;
+	return !strncmp(base, "qemu-system-", 12) || !strncmp(base, "gpmm-qemu", 9);
+}
+
+static char fault_counts_path[4096];
+
+static void write_fault_counts(void)
+{
+	FILE *f = fopen(fault_counts_path, "w");
+
+	if (!f)
+		return;
+	mm_fault_print(f);
+	fclose(f);
+}
+
+/*
+ * GPMM_FAULT arms fault injection (mm.h) for tests of error paths, and
+ * GPMM_FAULT_COUNTS=FILE gets each site's calls at exit: how a test learns
+ * which points there are to walk. Both are for tests, not operators.
+ */
+static int fault_from_env(void)
+{
+	const char *spec = getenv("GPMM_FAULT"), *counts = getenv("GPMM_FAULT_COUNTS");
+	char err[256];
+
+	if (!spec && !counts)
+		return 0;
+	if (mm_fault_configure(spec ? spec : "", err, sizeof(err))) {
+		fprintf(stderr, "gpmm: GPMM_FAULT: %s\n", err);
+		return -1;
+	}
+	if (counts) {
+		snprintf(fault_counts_path, sizeof(fault_counts_path), "%s", counts);
+		atexit(write_fault_counts);
+	}
+	return 0;
+}
+
+int cli_main(int argc, char **argv)
+{
+	if (fault_from_env())
+		return 2;
+	if (argc > 0 && called_as_qemu(argv[0]))
+		return cmd_qemu(argc, argv);
+	return dispatch("gpmm", top_cmds, argc - 1, argv + 1);
+}

@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * virtio-balloon: VERSION_1, STATS_VQ and REPORTING (free page reporting).
+ *
+ * Queues, in the order Linux numbers them when FREE_PAGE_HINT is not
+ * offered (its virtio_mmio skips absent queues): inflate 0, deflate 1,
+ * then stats and reporting if the driver accepted them.
+ *
+ * Inflate: every 4 KiB PFN the guest gives leaves its backing and the
+ * frame returns to the pool (gmem_discard); the guest touching the page
+ * again gets a fresh zeroed one through userfaultfd. Deflate: nothing to
+ * do, for the same reason. Free page reporting: each reported range
+ * (normally a 2 MiB block, which frees an assembled block whole) goes the
+ * same way. Stats: the guest keeps one buffer in the stats queue; the
+ * device reads it, remembers the values and holds the buffer, and gives
+ * it back to ask for fresh ones (on a query).
+ *
+ * The guest's PFNs are data, not ring structure: one outside guest RAM is
+ * skipped and counted (bad_pfns). A buffer in the wrong direction, though,
+ * breaks the ring like any other rule of virtio_queue.c.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "devices/device.h"
+#include "devices/virtio/virtio_balloon.h"
+#include "devices/virtio/virtio_mmio.h"
+#include "vmm/memory/guest_mem.h"
+#include "vmm/core/vm.h"
+
+#define BALLOON_QUEUE_SIZE	128	/* Linux's reporting wants 32 at least */
+#define BALLOON_PFN_BATCH	256	/* PFNs read from a buffer at a time */
+#define BALLOON_CONFIG_LEN	16	/* num_pages, actual, two fields never offered */
+#define PAGE_BYTES		(1ULL << VIRTIO_BALLOON_PFN_SHIFT)
+
+enum balloon_queue { BQ_INFLATE, BQ_DEFLATE, BQ_STATS, BQ_REPORTING, BQ_NONE };
+
+struct virtio_balloon {
+	struct virtio_mmio_dev *mmio;
+	uint32_t num_pages;		/* target, the host's */
+	uint32_t actual;		/* the guest's */
+	bool stats_held;		/* a stats buffer waits to be given back */
+	uint16_t stats_head;
+	unsigned int stats_q;
+	unsigned int nr_stats;
+	struct virtio_balloon_stat stats[BALLOON_MAX_STATS];
+	uint64_t stats_ns;
+	uint64_t stats_updates;
+	uint64_t inflated, deflated, reported, bad_pfns, discard_errors;
+	struct virtq_chain chain;	/* scratch, under the device lock */
+	uint32_t pfns[BALLOON_PFN_BATCH];
+};
+
+static const char *const stat_names[VIRTIO_BALLOON_S_NR] = {
+	[VIRTIO_BALLOON_S_SWAP_IN] = "stat-swap-in",
+	[VIRTIO_BALLOON_S_SWAP_OUT] = "stat-swap-out",
+	[VIRTIO_BALLOON_S_MAJFLT] = "stat-major-faults",
+	[VIRTIO_BALLOON_S_MINFLT] = "stat-minor-faults",
+	[VIRTIO_BALLOON_S_MEMFREE] = "stat-free-memory",
+	[VIRTIO_BALLOON_S_MEMTOT] = "stat-total-memory",
+	[VIRTIO_BALLOON_S_AVAIL] = "stat-available-memory",
+	[VIRTIO_BALLOON_S_CACHES] = "stat-disk-caches",
+	[VIRTIO_BALLOON_S_HTLB_PGALLOC] = "stat-htlb-pgalloc",
+	[VIRTIO_BALLOON_S_HTLB_PGFAIL] = "stat-htlb-pgfail",
+};
+
+const char *virtio_balloon_stat_name(unsigned int tag)
+{
+	return tag < VIRTIO_BALLOON_S_NR ? stat_names[tag] : NULL;
+}
+
+/* Queue @q's job under the features the driver accepted. */
+static enum balloon_queue queue_role(struct virtio_mmio_dev *dev, unsigned int q)
+{
+	enum balloon_queue roles[4] = { BQ_INFLATE, BQ_DEFLATE, BQ_NONE, BQ_NONE };
+	unsigned int n = 2;
+
+	if (__virtio_mmio_has(dev, VIRTIO_BALLOON_F_STATS_VQ))
+		roles[n++] = BQ_STATS;
+	if (__virtio_mmio_has(dev, VIRTIO_BALLOON_F_REPORTING))
+		roles[n++] = BQ_REPORTING;
+	return q < n ? roles[q] : BQ_NONE;
+}
+
+static unsigned int balloon_nr_queues(struct virtio_mmio_dev *dev)
+{
+	return 2 + __virtio_mmio_has(dev, VIRTIO_BALLOON_F_STATS_VQ) +
+	       __virtio_mmio_has(dev, VIRTIO_BALLOON_F_REPORTING);
+}
+
+static void balloon_config_read(struct virtio_mmio_dev *dev, uint32_t off, uint8_t *data,
+				unsigned int len)
+{
+	struct virtio_balloon *b = dev->priv;
+	uint8_t cfg[BALLOON_CONFIG_LEN] = { 0 };
+
+	memcpy(cfg + VIRTIO_BALLOON_CFG_NUM_PAGES, &b->num_pages, 4);
+	memcpy(cfg + VIRTIO_BALLOON_CFG_ACTUAL, &b->actual, 4);
+	memcpy(data, cfg + off, len);
+}
+
+/* The driver writes `actual`, and nothing else. */
+static bool balloon_config_write(struct virtio_mmio_dev *dev, uint32_t off,
+				 const uint8_t *data, unsigned int len)
+{
+	struct virtio_balloon *b = dev->priv;
+	uint8_t v[4];
+
+	if (off < VIRTIO_BALLOON_CFG_ACTUAL || off + len > VIRTIO_BALLOON_CFG_ACTUAL + 4)
+		return false;
+	memcpy(v, &b->actual, 4);
+	memcpy(v + (off - VIRTIO_BALLOON_CFG_ACTUAL), data, len);
+	memcpy(&b->actual, v, 4);
+	return true;
+}
+
+/*
+ * @n PFNs from @pfn leave the guest; those outside its RAM are skipped.
+ * A discard gpmm could not carry out (a pinned page) is counted here and
+ * by the VM; the guest holds the page in its balloon either way.
+ */
+static void give_back(struct virtio_balloon *b, uint64_t pfn, uint64_t n)
+{
+	struct vm *vm = b->mmio->vm;
+
+	if (gmem_region(vm, pfn << VIRTIO_BALLOON_PFN_SHIFT, n * PAGE_BYTES)) {
+		b->inflated += n;
+		b->discard_errors += gmem_discard(vm, pfn << VIRTIO_BALLOON_PFN_SHIFT,
+						  n * PAGE_BYTES) != 0;
+		return;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t gpa = (pfn + i) << VIRTIO_BALLOON_PFN_SHIFT;
+
+		if (!gmem_region(vm, gpa, PAGE_BYTES)) {
+			b->bad_pfns++;
+			continue;
+		}
+		b->inflated++;
+		b->discard_errors += gmem_discard(vm, gpa, PAGE_BYTES) != 0;
+	}
+}
+
+/* Consecutive PFNs, rising (dir 1) or falling (dir -1) from first. */
+struct pfn_run {
+	uint64_t first, n;
+	int dir;
+};
+
+static void run_flush(struct virtio_balloon *b, struct pfn_run *r)
+{
+	if (r->n)
+		give_back(b, r->dir < 0 ? r->first - (r->n - 1) : r->first, r->n);
+	r->n = 0;
+}
+
+static bool run_extends(const struct pfn_run *r, uint64_t pfn)
+{
+	if (r->n == 1)
+		return pfn == r->first + 1 || pfn + 1 == r->first;
+	return pfn == (r->dir > 0 ? r->first + r->n : r->first - r->n);
+}
+
+static void run_add(struct virtio_balloon *b, struct pfn_run *r, uint64_t pfn)
+{
+	if (r->n && run_extends(r, pfn)) {
+		if (r->n == 1)
+			r->dir = pfn > r->first ? 1 : -1;
+		r->n++;
+		return;
+	}
+	run_flush(b, r);
+	*r = (struct pfn_run){ pfn, 1, 1 };
+}
+
+/*
+ * An inflate buffer: an array of le32 PFNs. Linux allocates balloon pages
+ * one at a time and often gets neighbours, in either order: consecutive
+ * PFNs, rising or falling, are given back as one range (one remap, and a
+ * whole 2 MiB backing freed as one block), across the batches they are
+ * read in.
+ */
+static int inflate(struct virtio_balloon *b, const struct virtq_chain *c)
+{
+	uint64_t n = c->read_len / sizeof(uint32_t);
+	struct pfn_run run = { 0 };
+
+	for (uint64_t off = 0; off < n; off += BALLOON_PFN_BATCH) {
+		unsigned int cnt = n - off < BALLOON_PFN_BATCH ? (unsigned int)(n - off)
+							       : BALLOON_PFN_BATCH;
+
+		if (virtq_read(b->mmio->vm, c, off * sizeof(uint32_t), b->pfns,
+			       cnt * sizeof(uint32_t))) {
+			run_flush(b, &run);
+			return -EFAULT;
+		}
+		for (unsigned int i = 0; i < cnt; i++)
+			run_add(b, &run, b->pfns[i]);
+	}
+	run_flush(b, &run);
+	return 0;
+}
+
+/* Reported free ranges: the whole pages inside each leave the guest. */
+static void report(struct virtio_balloon *b, const struct virtq_chain *c)
+{
+	for (unsigned int i = c->nr_read; i < c->nr; i++) {
+		uint64_t start = (c->seg[i].gpa + PAGE_BYTES - 1) & ~(PAGE_BYTES - 1);
+		uint64_t end = (c->seg[i].gpa + c->seg[i].len) & ~(PAGE_BYTES - 1);
+
+		if (end <= start)
+			continue;
+		b->reported += end - start;
+		b->discard_errors += gmem_discard(b->mmio->vm, start, end - start) != 0;
+	}
+}
+
+/* Keep the values of a stats buffer; it is held until stats are wanted. */
+static int take_stats(struct virtio_balloon *b, const struct virtq_chain *c, unsigned int q)
+{
+	struct virtio_mmio_dev *dev = b->mmio;
+	uint64_t n = c->read_len / sizeof(struct virtio_balloon_stat);
+	int ret = 0;
+
+	if (n > BALLOON_MAX_STATS)
+		n = BALLOON_MAX_STATS;
+	if (virtq_read(dev->vm, c, 0, b->stats, n * sizeof(struct virtio_balloon_stat)))
+		return -EFAULT;
+	b->nr_stats = (unsigned int)n;
+	b->stats_ns = vm_now_ns();
+	b->stats_updates++;
+	/* a driver that sends a second one gets the first back */
+	if (b->stats_held) {
+		ret = virtq_push(dev->vm, &dev->vq[b->stats_q], b->stats_head, 0);
+		__virtio_mmio_used(dev);
+	}
+	b->stats_held = true;
+	b->stats_head = c->head;
+	b->stats_q = q;
+	return ret;
+}
+
+static int serve(struct virtio_balloon *b, enum balloon_queue role, unsigned int q,
+		 const struct virtq_chain *c, char *why)
+{
+	struct virtio_mmio_dev *dev = b->mmio;
+	bool want_write = role == BQ_REPORTING;
+	int ret = 0;
+
+	/* inflate, deflate and stats the device reads; reports it is given to write */
+	if (want_write ? c->read_len != 0 : c->write_len != 0) {
+		snprintf(why, VIRTQ_WHY_LEN, "buffer %u on queue %u is device-%s, must be "
+			 "device-%s", c->head, q, want_write ? "readable" : "writable",
+			 want_write ? "writable" : "readable");
+		return -EINVAL;
+	}
+	switch (role) {
+	case BQ_INFLATE:
+		ret = inflate(b, c);
+		break;
+	case BQ_DEFLATE:
+		b->deflated += c->read_len / sizeof(uint32_t);
+		break;
+	case BQ_STATS:
+		return take_stats(b, c, q);
+	case BQ_REPORTING:
+		report(b, c);
+		break;
+	case BQ_NONE:
+		break;
+	}
+	if (!ret)
+		ret = virtq_push(dev->vm, &dev->vq[q], c->head, 0);
+	if (!ret)
+		__virtio_mmio_used(dev);
+	return ret;
+}
+
+static int balloon_notify(struct virtio_mmio_dev *dev, unsigned int q, char *why)
+{
+	struct virtio_balloon *b = dev->priv;
+	enum balloon_queue role = queue_role(dev, q);
+	int ret = 0;
+
+	for (unsigned int n = 0; n < dev->vq[q].num && !vm_is_stopping(dev->vm); n++) {
+		ret = virtq_pop(dev->vm, &dev->vq[q], &b->chain, why);
+		if (ret <= 0)
+			break;
+		ret = serve(b, role, q, &b->chain, why);
+		if (ret == -EFAULT)
+			snprintf(why, VIRTQ_WHY_LEN, "buffer memory could not be backed");
+		if (ret)
+			break;
+	}
+	return ret < 0 ? -EINVAL : 0;
+}
+
+static void balloon_reset(struct virtio_mmio_dev *dev)
+{
+	struct virtio_balloon *b = dev->priv;
+
+	/* the driver's buffers and its balloon are gone; the host's target stays */
+	b->stats_held = false;
+	b->actual = 0;
+}
+
+static const struct virtio_mmio_model balloon_model = {
+	.name = "virtio-balloon",
+	.device_id = VIRTIO_ID_BALLOON,
+	.queue_max = BALLOON_QUEUE_SIZE,
+	.config_len = BALLOON_CONFIG_LEN,
+	.nr_queues = balloon_nr_queues,
+	.config_read = balloon_config_read,
+	.config_write = balloon_config_write,
+	.notify = balloon_notify,
+	.reset = balloon_reset,
+};
+
+static struct virtio_balloon *balloon_of(struct vm *vm)
+{
+	return dev_priv(vm, &virtio_balloon_device);
+}
+
+int virtio_balloon_set_target(struct vm *vm, uint64_t bytes)
+{
+	struct virtio_balloon *b = balloon_of(vm);
+	uint64_t ram = vm->cfg.ram_bytes;
+
+	if (!b)
+		return -ENODEV;
+	pthread_mutex_lock(&b->mmio->lock);
+	b->num_pages = (uint32_t)((ram - (bytes < ram ? bytes : ram)) >> VIRTIO_BALLOON_PFN_SHIFT);
+	__virtio_mmio_config_changed(b->mmio);
+	pthread_mutex_unlock(&b->mmio->lock);
+	return 0;
+}
+
+static void request_stats(struct virtio_balloon *b)
+{
+	struct virtio_mmio_dev *dev = b->mmio;
+
+	if (!b->stats_held || !__virtio_mmio_live(dev))
+		return;
+	b->stats_held = false;
+	if (!virtq_push(dev->vm, &dev->vq[b->stats_q], b->stats_head, 0))
+		__virtio_mmio_used(dev);
+}
+
+int virtio_balloon_query(struct vm *vm, struct virtio_balloon_info *info, bool refresh)
+{
+	struct virtio_balloon *b = balloon_of(vm);
+	uint64_t ram = vm->cfg.ram_bytes, held;
+
+	if (!b)
+		return -ENODEV;
+	memset(info, 0, sizeof(*info));
+	pthread_mutex_lock(&b->mmio->lock);
+	held = (uint64_t)b->actual << VIRTIO_BALLOON_PFN_SHIFT;
+	info->target_bytes = ram - ((uint64_t)b->num_pages << VIRTIO_BALLOON_PFN_SHIFT);
+	info->actual_bytes = held < ram ? ram - held : 0;
+	info->num_pages = b->num_pages;
+	info->actual_pages = b->actual;
+	info->status = b->mmio->status;
+	info->inflated_pages = b->inflated;
+	info->deflated_pages = b->deflated;
+	info->reported_bytes = b->reported;
+	info->bad_pfns = b->bad_pfns;
+	info->discard_errors = b->discard_errors;
+	info->stats_updates = b->stats_updates;
+	info->stats_age_ns = b->stats_updates ? vm_now_ns() - b->stats_ns : 0;
+	info->nr_stats = b->nr_stats;
+	for (unsigned int i = 0; i < b->nr_stats; i++) {
+		info->stat_tag[i] = b->stats[i].tag;
+		info->stat_val[i] = b->stats[i].val;
+	}
+	if (refresh)
+		request_stats(b);
+	pthread_mutex_unlock(&b->mmio->lock);
+	return 0;
+}
+
+static void balloon_exit(struct vm *vm, void *priv)
+{
+	struct virtio_balloon *b = priv;
+
+	if (!b)
+		return;
+	virtio_mmio_destroy(b->mmio);
+	free(b);
+}
+
+static int balloon_init(struct vm *vm, void **priv)
+{
+	uint64_t features = (1ULL << VIRTIO_BALLOON_F_STATS_VQ);
+	struct virtio_balloon *b;
+	int ret;
+
+	*priv = NULL;
+	if (!vm->cfg.balloon)
+		return 0;
+	if (!vm->cfg.balloon_no_reporting)
+		features |= 1ULL << VIRTIO_BALLOON_F_REPORTING;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	ret = virtio_mmio_create(vm, &balloon_model, features, b, &b->mmio);
+	if (ret) {
+		free(b);
+		return ret;
+	}
+	*priv = b;
+	return 0;
+}
+
+const struct device_ops virtio_balloon_device = {
+	.name = "virtio-balloon",
+	.init = balloon_init,
+	.exit = balloon_exit,
+};

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The fragmentation report in Prometheus' text exposition format, for the
+ * monitoring operators already run (node_exporter's textfile collector
+ * reads the file `gpmm daemon --metrics FILE` keeps; `gpmm frag
+ * --prometheus` prints it once). Every value comes from the report, which
+ * reads it from the pool and the VMs: nothing here is computed anew.
+ */
+#include <string.h>
+
+#include "vmm/control/report.h"
+
+struct metric {
+	const char *name;
+	const char *type;	/* gauge or counter */
+	const char *help;
+	const char *path[3];	/* keys from the object given, NULL-terminated */
+};
+
+static const struct metric pool_metrics[] = {
+	{ "gpmm_pool_bytes", "gauge", "Size of the host pool.", { "pool_bytes" } },
+	{ "gpmm_pool_free_bytes", "gauge", "Free memory on the pool's buddy lists.", { "free_bytes" } },
+	{ "gpmm_pool_pageblocks", "gauge", "2 MiB pageblocks in the pool.", { "pageblocks" } },
+	{ "gpmm_pool_mixed_pageblocks", "gauge",
+	  "Pageblocks holding allocations of more than one migratetype.", { "mixed_pageblocks" } },
+	{ "gpmm_pool_unusable_index", "gauge",
+	  "Unusable free space index at order 9 (0: every free page is in a free 2 MiB block).",
+	  { "unusable_index_9" } },
+	{ "gpmm_pool_fragmentation_score", "gauge",
+	  "Linux's proactive compaction score of the pool, 0..100.", { "fragmentation_score" } },
+	{ "gpmm_pool_rss_bytes", "gauge", "Host memory the pool's memfd holds (st_blocks).",
+	  { "host_memory", "rss_bytes" } },
+	{ "gpmm_pool_allocated_bytes", "gauge", "Memory allocated from the pool.",
+	  { "host_memory", "allocated_bytes" } },
+	{ "gpmm_pool_compact_stall_total", "counter", "Direct compactions.",
+	  { "counters", "compact_stall" } },
+	{ "gpmm_pool_pgmigrate_success_total", "counter", "Pages migrated.",
+	  { "counters", "pgmigrate_success" } },
+	{ "gpmm_pool_pgmigrate_fail_total", "counter", "Page migrations that failed.",
+	  { "counters", "pgmigrate_fail" } },
+	{ "gpmm_pool_given_back_pageblocks_total", "counter",
+	  "Free pageblocks given back to the host.", { "host_memory", "given_back_pageblocks" } },
+};
+
+static const struct metric vm_metrics[] = {
+	{ "gpmm_vm_ram_bytes", "gauge", "Guest RAM size.", { "ram_bytes" } },
+	{ "gpmm_vm_populated_bytes", "gauge", "Guest RAM backed by pool frames.",
+	  { "populated_bytes" } },
+	{ "gpmm_vm_huge_backed_bytes", "gauge",
+	  "Guest RAM mapped by 2 MiB host pages (the kernel's smaps).", { "huge_backed_bytes" } },
+	{ "gpmm_vm_huge_backed_ratio", "gauge", "huge_backed / populated, 0..100.",
+	  { "huge_backed_pct" } },
+	{ "gpmm_vm_mixed_pageblocks", "gauge", "Pageblocks of this VM that hold several types.",
+	  { "mixed_pageblocks" } },
+	{ "gpmm_vm_migrated_pages_total", "counter", "Guest pages moved live.",
+	  { "migrations", "pages" } },
+	{ "gpmm_vm_ranges_assembled_total", "counter", "2 MiB ranges assembled.",
+	  { "assembly", "assembled" } },
+	{ "gpmm_vm_pool_frames", "gauge",
+	  "Frames the pool service counts as owned by this VM's process (a walk of the pool).",
+	  { "process", "frames_owned" } },
+};
+
+static const struct metric service_metrics[] = {
+	{ "gpmm_pool_clients", "gauge", "VM processes the pool service lends to.", { "clients" } },
+	{ "gpmm_pool_lent_bytes", "gauge", "RAM the pool service has promised its clients.",
+	  { "lent_bytes" } },
+	{ "gpmm_pool_frames_reclaimed_total", "counter",
+	  "Frames taken back from VM processes that died holding them.", { "frames_reclaimed" } },
+	{ "gpmm_pool_moves_timed_out_total", "counter",
+	  "Moves a VM process did not answer in time (treated as pinned).", { "moves_timed_out" } },
+	{ "gpmm_pool_bad_messages_total", "counter", "Malformed requests refused.",
+	  { "bad_messages" } },
+};
+
+static json_t *lookup(json_t *o, const char *const *path)
+{
+	for (int i = 0; i < 3 && path[i] && o; i++)
+		o = json_object_get(o, path[i]);
+	return json_is_number(o) ? o : NULL;
+}
+
+/* A label value with Prometheus' three escapes. */
+static void label_value(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fputc('\\', f);
+		if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+static void header(FILE *f, const struct metric *m)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", m->name, m->help, m->name, m->type);
+}
+
+static void sample(FILE *f, const struct metric *m, json_t *v, const char *vm)
+{
+	fputs(m->name, f);
+	if (vm) {
+		fputs("{vm=\"", f);
+		label_value(f, vm);
+		fputs("\"}", f);
+	}
+	fprintf(f, " %.17g\n", json_number_value(v));
+}
+
+static void plain(FILE *f, const struct metric *tab, size_t n, json_t *o)
+{
+	for (size_t i = 0; i < n; i++) {
+		json_t *v = lookup(o, tab[i].path);
+
+		if (!v)
+			continue;
+		header(f, &tab[i]);
+		sample(f, &tab[i], v, NULL);
+	}
+}
+
+void report_write_prometheus(json_t *report, FILE *f)
+{
+	json_t *host = json_object_get(report, "host"), *vms = json_object_get(report, "vms"), *v;
+	json_t *types = json_object_get(host, "pageblocks_by_type"), *n;
+	const char *type;
+	size_t i;
+
+	plain(f, pool_metrics, sizeof(pool_metrics) / sizeof(pool_metrics[0]), host);
+	fprintf(f, "# HELP gpmm_pool_pageblocks_by_type Pageblocks by migratetype.\n"
+		"# TYPE gpmm_pool_pageblocks_by_type gauge\n");
+	json_object_foreach(types, type, n)
+		fprintf(f, "gpmm_pool_pageblocks_by_type{type=\"%s\"} %lld\n", type,
+			(long long)json_integer_value(n));
+	plain(f, service_metrics, sizeof(service_metrics) / sizeof(service_metrics[0]),
+	      json_object_get(report, "pool_service"));
+	for (size_t k = 0; k < sizeof(vm_metrics) / sizeof(vm_metrics[0]); k++) {
+		bool any = false;
+
+		json_array_foreach(vms, i, v) {
+			json_t *x = lookup(v, vm_metrics[k].path);
+
+			if (!x)
+				continue;
+			if (!any)
+				header(f, &vm_metrics[k]);
+			any = true;
+			sample(f, &vm_metrics[k], x, json_string_value(json_object_get(v, "name")));
+		}
+	}
+}

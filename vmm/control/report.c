@@ -1,0 +1,698 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Fragmentation report. One walk over the pool's pageblocks (mm's walker,
+ * as vmstat.c's walk_zones_in_node) feeds the host figures, each VM's
+ * view of the blocks it touches, and the picture.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "devices/virtio/virtio_balloon.h"
+#include "devices/virtio/virtio_mmio.h"
+#include "vmm/sys/host.h"
+#include "vmm/core/config.h"
+#include "vmm/control/report.h"
+#include "vmm/memory/guest_mem.h"
+#include "vmm/memory/huge_backing.h"
+#include "vmm/memory/page_move.h"
+#include "vmm/pool_service/pool_client.h"
+
+static const char type_char[MIGRATE_TYPES] = { 'U', 'R', 'M' };
+
+struct walk {
+	struct mm_pageblock_info *pbi;
+	uint64_t nr;
+};
+
+static void collect(void *opaque, uint64_t pb, const struct mm_pageblock_info *info)
+{
+	struct walk *w = opaque;
+
+	w->pbi[pb] = *info;
+}
+
+static json_t *orders_json(const uint64_t *counts)
+{
+	json_t *a = json_array();
+
+	for (unsigned int o = 0; o < MM_MAX_ORDER; o++)
+		json_array_append_new(a, json_integer((json_int_t)counts[o]));
+	return a;
+}
+
+static json_t *by_type(const uint64_t *v)
+{
+	json_t *o = json_object();
+
+	for (int t = 0; t < MIGRATE_TYPES; t++)
+		json_object_set_new(o, mm_migratetype_name(t), json_integer((json_int_t)v[t]));
+	return o;
+}
+
+static char *proc_text(const struct mm_stats *st, bool pagetype)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	if (pagetype)
+		mm_print_pagetypeinfo(st, "gpmm", f);
+	else
+		mm_print_buddyinfo(st, "gpmm", f);
+	fclose(f);
+	return buf;
+}
+
+/*
+ * The pool's host memory beside its allocated memory: rss_bytes is the
+ * kernel's count (the memfd's blocks), pageblocks ours; a pool that gives
+ * memory back shows rss following allocated, one that does not its peak.
+ */
+static json_t *host_memory_json(struct pool *pool, const struct mm_stats *st)
+{
+	const struct mm_counters *c = &st->counters;
+	uint64_t allocated = 0;
+
+	for (int t = 0; t < MIGRATE_TYPES; t++)
+		allocated += st->allocated_pages[t];
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:s}",
+		"rss_bytes", (json_int_t)st->host_bytes,
+		"allocated_bytes", (json_int_t)(allocated << MM_PAGE_SHIFT),
+		"cached_bytes", (json_int_t)(st->pcp_pages << MM_PAGE_SHIFT),
+		"pageblocks", (json_int_t)st->host_pageblocks,
+		"huge_pageblocks", (json_int_t)st->host_huge_pageblocks,
+		"made_huge", (json_int_t)c->host_huge,
+		"made_huge_failed", (json_int_t)c->host_huge_fail,
+		"given_back_pageblocks", (json_int_t)c->host_released,
+		"huge_on_first_use", pool->host.huge,
+		"release_ms", (json_int_t)pool->host.release_ms,
+		"huge_error", st->host_huge_errno ? strerror(st->host_huge_errno) : "");
+}
+
+static json_t *host_json(struct pool *pool, const struct mm_stats *st)
+{
+	const struct mm_counters *c = &st->counters;
+	char *bi = proc_text(st, false), *pti = proc_text(st, true);
+	json_t *types = json_object(), *h;
+
+	for (int t = 0; t < MIGRATE_TYPES; t++)
+		json_object_set_new(types, mm_migratetype_name(t),
+				    orders_json(st->nr_free_type[t]));
+	h = json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:f, s:f, s:f, s:b, s:s, s:s}",
+		"pool_bytes", (json_int_t)(st->frames << MM_PAGE_SHIFT),
+		"free_bytes", (json_int_t)(st->free_pages << MM_PAGE_SHIFT),
+		"pageblocks", (json_int_t)st->pageblocks,
+		"buddyinfo", orders_json(st->nr_free),
+		"pagetypeinfo", types,
+		"pageblocks_by_type", by_type(st->pageblocks_type),
+		"mixed_pageblocks", (json_int_t)st->mixed_pageblocks,
+		"unusable_index_9", mm_unusable_index(st, MM_PAGEBLOCK_ORDER),
+		"fragmentation_index_9", mm_fragmentation_index(st, MM_PAGEBLOCK_ORDER),
+		"fragmentation_score", mm_fragmentation_score(st),
+		"grouping", st->grouping,
+		"buddyinfo_text", bi ? bi : "",
+		"pagetypeinfo_text", pti ? pti : "");
+	json_object_set_new(h, "counters", json_pack(
+		"{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		"compact_stall", (json_int_t)c->compact_stall,
+		"compact_success", (json_int_t)c->compact_success,
+		"compact_fail", (json_int_t)c->compact_fail,
+		"pgmigrate_success", (json_int_t)c->pgmigrate_success,
+		"pgmigrate_fail", (json_int_t)c->pgmigrate_fail,
+		"lumpy_attempt", (json_int_t)c->lumpy_attempt,
+		"lumpy_success", (json_int_t)c->lumpy_success,
+		"reclaim_success", (json_int_t)c->reclaim_success,
+		"reclaim_fail", (json_int_t)c->reclaim_fail,
+		"claim_block", (json_int_t)c->claim_block,
+		"claim_deferred", (json_int_t)c->claim_deferred,
+		"fallbacks", (json_int_t)(c->fallback[0] + c->fallback[1] + c->fallback[2]),
+		"pageblock_steal", (json_int_t)c->pageblock_steal,
+		"kcompactd_wake", (json_int_t)c->kcompactd_wake));
+	json_object_set_new(h, "host_memory", host_memory_json(pool, st));
+	free(bi);
+	free(pti);
+	return h;
+}
+
+/*
+ * Mark the pageblocks this VM's frames sit in, and count its frames by the
+ * migratetype the allocator holds them under (asked of mm/, not assumed:
+ * a pinned ring or a reclaimable page would show here). A 2 MiB backing is
+ * one order-9 block: asked once for its 512 frames.
+ */
+static void vm_frames(struct vm *vm, uint8_t *touched, uint64_t by_type[MIGRATE_TYPES])
+{
+	uint64_t pages = vm_populated_pages(vm) + MM_PAGEBLOCK_PAGES, n = 0;
+	uint32_t *heads = malloc(pages * sizeof(*heads));
+	uint8_t *whole = malloc(pages);
+	struct mm_frame_info *info = malloc(pages * sizeof(*info));
+
+	pthread_mutex_lock(&vm->mem_lock);
+	for (unsigned int i = 0; heads && whole && info && i < vm->nr_regions; i++) {
+		const struct vm_region *r = &vm->regions[i];
+
+		for (uint64_t idx = 0; idx < r->size >> MM_PAGE_SHIFT && n < pages; idx++) {
+			uint32_t f = r->backing[idx];
+			bool block = r->huge[idx >> MM_PAGEBLOCK_ORDER] != RANGE_4K;
+
+			if (f == NIL_FRAME)
+				continue;
+			touched[f >> MM_PAGEBLOCK_ORDER] = 1;
+			if (block && (idx & (MM_PAGEBLOCK_PAGES - 1)))
+				continue;
+			whole[n] = block;
+			heads[n++] = f;
+		}
+	}
+	pthread_mutex_unlock(&vm->mem_lock);
+	/* asked in one batch: a round trip of the pool service's, not one a page */
+	if (heads && whole && info && pool_frames_info(vm->pool, heads, n, info) == 0)
+		for (uint64_t i = 0; i < n; i++)
+			if (info[i].state == MM_FRAME_ALLOC)
+				by_type[info[i].mt] += whole[i] ? MM_PAGEBLOCK_PAGES : 1;
+	free(heads);
+	free(whole);
+	free(info);
+}
+
+/*
+ * Why this VM's RAM is not (all) on 2 MiB host pages, when the reason is
+ * known: its policy, the host's kernel (vmm/sys/host.c), or the kernel's answer
+ * to MADV_COLLAPSE. NULL when nothing stands in the way.
+ */
+static json_t *huge_limit_json(struct vm *vm)
+{
+	static const enum host_cap_id needed[] = {
+		HOST_UFFD_WP_SHMEM, HOST_COLLAPSE_SHMEM, HOST_THP,
+	};
+	const struct vm_migstats *m = &vm->migstats;
+
+	if (!vm->cfg.huge)
+		return json_string("2 MiB assembly is off for this VM (huge=off)");
+	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
+		if (!host_has(needed[i]))
+			return json_sprintf("host kernel %s lacks %s (%s): %s",
+					    host_caps()->kernel, host_cap_name(needed[i]),
+					    host_caps()->cap[needed[i]].detail,
+					    host_cap_loss(needed[i]));
+	if (m->collapse_fail)
+		return json_sprintf("MADV_COLLAPSE refused %llu of %llu assembled ranges "
+				    "(last: %s): those stay mapped by 4 KiB PTEs",
+				    (unsigned long long)m->collapse_fail,
+				    (unsigned long long)m->ranges_assembled,
+				    strerror(m->collapse_errno));
+	return json_null();
+}
+
+#define LOAD(x) ((json_int_t)__atomic_load_n(&(x), __ATOMIC_RELAXED))
+
+/*
+ * How first touches were served. A range backed whole by its first fault
+ * counts 2 MiB populated; how much of it the guest has written since is
+ * not knowable from the host (no fault tells), and the report says so.
+ */
+static json_t *first_touch_json(struct vm *vm)
+{
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:s}",
+		"policy", config_fault_name(vm->cfg.fault),
+		"huge_ranges", LOAD(vm->stats.huge_first),
+		"kernel_zeroed", LOAD(vm->stats.huge_first_kernel_zeroed),
+		"fell_back_to_4k", LOAD(vm->stats.huge_first_fallback),
+		"zero_us", LOAD(vm->stats.zero_ns) / 1000,
+		"touched_note", "a range backed whole at first touch counts 2 MiB populated; "
+				"what the guest wrote inside it is not known to the host");
+}
+
+/*
+ * What the guest gave back: the VM's own count of frames returned to the
+ * pool (gmem_discard), beside what its balloon was asked and told.
+ */
+static json_t *balloon_json(struct vm *vm)
+{
+	const struct vm_discard_stats *d = &vm->discard;
+	struct virtio_balloon_info b;
+	json_t *j = json_pack("{s:I, s:I, s:I, s:I}",
+		"returned_bytes", LOAD(d->bytes), "discards", LOAD(d->calls),
+		"discard_failed", LOAD(d->failed), "blocks_returned", LOAD(d->blocks));
+
+	json_object_set_new(j, "present", json_boolean(!virtio_balloon_query(vm, &b, false)));
+	if (!json_is_true(json_object_get(j, "present")))
+		return j;
+	json_object_update_new(j, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		"target_bytes", (json_int_t)b.target_bytes,
+		"actual_bytes", (json_int_t)b.actual_bytes,
+		"inflated_pages", (json_int_t)b.inflated_pages,
+		"deflated_pages", (json_int_t)b.deflated_pages,
+		"reported_bytes", (json_int_t)b.reported_bytes,
+		"bad_pfns", (json_int_t)b.bad_pfns,
+		"stats_updates", (json_int_t)b.stats_updates));
+	return j;
+}
+
+/* Each virtio device, and how often its driver broke the rules. */
+static json_t *virtio_json(struct vm *vm)
+{
+	struct virtio_mmio_info info[VIRTIO_MMIO_SLOTS];
+	unsigned int n = virtio_mmio_list(vm, info, VIRTIO_MMIO_SLOTS);
+	json_t *a = json_array();
+
+	for (unsigned int i = 0; i < n; i++)
+		json_array_append_new(a, json_pack("{s:s, s:I, s:i, s:i, s:I, s:I, s:I, s:I, s:I}",
+			"name", info[i].name, "base", (json_int_t)info[i].base,
+			"gsi", (int)info[i].gsi, "status", (int)info[i].status,
+			"notifies", (json_int_t)info[i].notifies,
+			"bad_rings", (json_int_t)info[i].bad_rings,
+			"bad_accesses", (json_int_t)info[i].bad_accesses,
+			"resets", (json_int_t)info[i].resets,
+			"irq_errors", (json_int_t)info[i].irq_errors));
+	return a;
+}
+
+static json_t *vm_json(struct vm *vm, const struct walk *w, uint8_t *touched)
+{
+	const struct vm_migstats *m = &vm->migstats;
+	uint64_t pop = vm_populated_pages(vm) << MM_PAGE_SHIFT;
+	uint64_t huge = vm_huge_bytes(vm), blocks[MIGRATE_TYPES] = { 0 }, mixed = 0;
+	uint64_t frames[MIGRATE_TYPES] = { 0 };
+	uint64_t in_type[MIGRATE_TYPES] = { 0 }, ranges = 0, ranges_pop = 0, ranges_full = 0;
+	uint64_t mappings;
+	int64_t kernel = vm_huge_bytes_kernel(vm, &mappings);
+	json_t *j;
+
+	memset(touched, 0, w->nr);
+	vm_frames(vm, touched, frames);
+	for (uint64_t pb = 0; pb < w->nr; pb++) {
+		const struct mm_pageblock_info *i = &w->pbi[pb];
+
+		if (!touched[pb])
+			continue;
+		blocks[i->mt]++;
+		in_type[i->mt] += i->used_pages;
+		if (i->alloc_types & (i->alloc_types - 1))
+			mixed++;
+	}
+	for (unsigned int r = 0; r < vm->nr_regions; r++)
+		for (uint64_t g = 0; g < vm->regions[r].size >> MM_PAGEBLOCK_SHIFT; g++) {
+			uint16_t n = vm->regions[r].populated[g];
+
+			ranges++;
+			ranges_pop += n > 0;
+			ranges_full += n == MM_PAGEBLOCK_PAGES;
+		}
+	j = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:b}",
+		"name", vm->cfg.name, "status", vm_state_name(vm_get_state(vm)),
+		"ram_bytes", (json_int_t)vm->cfg.ram_bytes,
+		"populated_bytes", (json_int_t)pop,
+		"huge_backed_bytes", (json_int_t)(kernel >= 0 ? kernel : 0),
+		"huge_backed_bytes_bookkeeping", (json_int_t)huge,
+		"huge_backed_pct", pop ? 100.0 * (double)(kernel >= 0 ? kernel : 0) / (double)pop : 0.0,
+		"kernel_agrees", kernel >= 0 && (uint64_t)kernel == huge);
+	json_object_set_new(j, "huge_backing_limit", huge_limit_json(vm));
+	json_object_set_new(j, "free_errors", json_integer((json_int_t)__atomic_load_n(
+		&m->free_errors, __ATOMIC_RELAXED)));
+	json_object_set_new(j, "assembled_bytes", json_integer((json_int_t)vm_block_bytes(vm)));
+	json_object_set_new(j, "frames_by_type", by_type(frames));
+	json_object_set_new(j, "pages_in_pageblocks_of_type", by_type(in_type));
+	json_object_set_new(j, "pageblocks_by_type", by_type(blocks));
+	json_object_set_new(j, "mixed_pageblocks", json_integer((json_int_t)mixed));
+	/* every 4 KiB page not next to its neighbour's frame is a host VMA */
+	json_object_set_new(j, "host_mappings", json_integer((json_int_t)mappings));
+	json_object_set_new(j, "max_map_count", json_integer((json_int_t)host_max_map_count()));
+	json_object_set_new(j, "migrations", json_pack(
+		"{s:I, s:I, s:{s:I, s:I, s:I}, s:I, s:I, s:f, s:f, s:I}",
+		"pages", (json_int_t)m->pages, "bytes", (json_int_t)m->bytes,
+		"failures", "busy", (json_int_t)m->fail_busy, "gone", (json_int_t)m->fail_gone,
+		"other", (json_int_t)m->fail_other,
+		"stalls", (json_int_t)vm->mig.nr_stalls,
+		"stall_samples", (json_int_t)(vm->mig.nr_stalls < VM_STALL_SAMPLES ?
+					      vm->mig.nr_stalls : VM_STALL_SAMPLES),
+		"stall_p50_us", vm_stall_percentile(vm, 50) / 1e3,
+		"stall_p99_us", vm_stall_percentile(vm, 99) / 1e3,
+		"range_max_us", (json_int_t)(m->range_ns_max / 1000)));
+	/* a stall is timed from the earliest moment its write can have happened */
+	json_object_set_new(json_object_get(j, "migrations"), "stall_timed_from",
+			    json_string("earliest possible fault (an upper bound)"));
+	json_object_set_new(json_object_get(j, "migrations"), "stalls_unrecorded",
+			    json_integer((json_int_t)vm->mig.stalls_unrecorded));
+	json_object_set_new(j, "assembly", json_pack(
+		"{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		"enabled", vm->cfg.huge, "ranges", (json_int_t)ranges,
+		"ranges_touched", (json_int_t)ranges_pop,
+		"ranges_full", (json_int_t)ranges_full,
+		"ranges_huge", (json_int_t)(huge >> MM_PAGEBLOCK_SHIFT),
+		"assembled", (json_int_t)m->ranges_assembled,
+		"assembled_onto_host_huge", (json_int_t)m->ranges_onto_huge,
+		"split", (json_int_t)m->ranges_split,
+		"fail_no_block", (json_int_t)m->assemble_fail_nomem,
+		"fail_busy", (json_int_t)m->assemble_fail_busy));
+	json_object_set_new(j, "first_touch", first_touch_json(vm));
+	if (vm->pool->client)
+		json_object_set_new(j, "pool_client", json_pack("{s:I, s:I, s:b}",
+			"cached_frames", (json_int_t)pool_client_cached(vm->pool->client),
+			"refused_frames", (json_int_t)pool_client_refused(vm->pool->client),
+			"service_gone", pool_client_gone(vm->pool->client)));
+	json_object_set_new(j, "balloon", balloon_json(vm));
+	json_object_set_new(j, "virtio", virtio_json(vm));
+	return j;
+}
+
+/* One character per pageblock, for the picture. */
+static json_t *map_json(const struct walk *w, const uint32_t *owners, unsigned int nr)
+{
+	char *types = malloc(w->nr + 1), *owner = malloc(w->nr + 1), *huge = malloc(w->nr + 1);
+	json_t *j;
+
+	if (!types || !owner || !huge) {
+		free(types);
+		free(owner);
+		free(huge);
+		return json_null();
+	}
+	for (uint64_t pb = 0; pb < w->nr; pb++) {
+		const struct mm_pageblock_info *i = &w->pbi[pb];
+		bool mixed = i->alloc_types & (i->alloc_types - 1);
+
+		types[pb] = !i->used_pages ? '.' : mixed ? 'x' : type_char[i->mt];
+		owner[pb] = i->owner == MM_NO_OWNER ? '.' : i->owner == MM_OWNER_MIXED ? '*' : '?';
+		for (unsigned int v = 0; v < nr && v < 36; v++)
+			if (i->owner == owners[v])
+				owner[pb] = "0123456789abcdefghijklmnopqrstuvwxyz"[v];
+		huge[pb] = i->whole ? 'H' : '.';
+	}
+	types[w->nr] = owner[w->nr] = huge[w->nr] = '\0';
+	j = json_pack("{s:s, s:s, s:s}", "types", types, "owners", owner, "huge", huge);
+	free(types);
+	free(owner);
+	free(huge);
+	return j;
+}
+
+json_t *report_build(struct pool *pool, struct vm **vms, unsigned int nr,
+		     bool map)
+{
+	return report_build_owners(pool, vms, nr, map, NULL, 0);
+}
+
+json_t *report_build_owners(struct pool *pool, struct vm **vms, unsigned int nr, bool map,
+			    const uint32_t *others, unsigned int nr_others)
+{
+	uint32_t owners[36];
+	unsigned int nr_owners = 0;
+	struct walk w = { .nr = pool_frames(pool) >> MM_PAGEBLOCK_ORDER };
+	json_t *arr = json_array(), *root;
+	struct mm_stats st;
+	uint8_t *touched;
+
+	w.pbi = calloc(w.nr, sizeof(*w.pbi));
+	touched = calloc(w.nr, 1);
+	/* a VM process whose pool service is gone still reports itself */
+	if (pool->client && pool_client_gone(pool->client) && w.pbi && touched) {
+		for (unsigned int i = 0; i < nr; i++)
+			json_array_append_new(arr, vm_json(vms[i], &w, touched));
+		free(w.pbi);
+		free(touched);
+		return json_pack("{s:o, s:{s:s}}", "vms", arr, "host", "error",
+				 "the pool service is gone: this VM keeps what it has");
+	}
+	if (!w.pbi || !touched || pool_pageblock_walk(pool, collect, &w) ||
+	    pool_stats(pool, &st)) {
+		free(w.pbi);
+		free(touched);
+		json_decref(arr);
+		return NULL;
+	}
+	for (unsigned int i = 0; i < nr; i++)
+		json_array_append_new(arr, vm_json(vms[i], &w, touched));
+	root = json_pack("{s:o, s:o}", "vms", arr, "host", host_json(pool, &st));
+	for (unsigned int i = 0; i < nr && nr_owners < 36; i++)
+		owners[nr_owners++] = vms[i]->owner;
+	for (unsigned int i = 0; i < nr_others && nr_owners < 36; i++)
+		owners[nr_owners++] = others[i];
+	if (map)
+		json_object_set_new(root, "map", map_json(&w, owners, nr_owners));
+	free(w.pbi);
+	free(touched);
+	return root;
+}
+
+static double mib(json_t *o, const char *key)
+{
+	return (double)json_integer_value(json_object_get(o, key)) / (1 << 20);
+}
+
+static json_int_t num(json_t *o, const char *key)
+{
+	return json_integer_value(json_object_get(o, key));
+}
+
+static void print_first_touch_text(json_t *t, FILE *f)
+{
+	fprintf(f, "  first touch (--fault %s): %lld ranges backed whole by one 2 MiB block "
+		"(%lld already zero from the kernel; zeroing took %lld us), %lld fell back to "
+		"4 KiB (no free block, or under the watermark); a whole-backed range counts "
+		"2 MiB populated, what the guest wrote in it is not known\n",
+		json_string_value(json_object_get(t, "policy")), num(t, "huge_ranges"),
+		num(t, "kernel_zeroed"), num(t, "zero_us"), num(t, "fell_back_to_4k"));
+}
+
+static void print_balloon_text(json_t *v, FILE *f)
+{
+	json_t *b = json_object_get(v, "balloon"), *d;
+	size_t i;
+
+	if (json_is_true(json_object_get(b, "present")))
+		fprintf(f, "  balloon: target %.1f MiB, guest keeps %.1f MiB; %lld pages inflated, "
+			"%lld deflated, %.1f MiB reported free\n", mib(b, "target_bytes"),
+			mib(b, "actual_bytes"), num(b, "inflated_pages"), num(b, "deflated_pages"),
+			mib(b, "reported_bytes"));
+	fprintf(f, "  given back: %.1f MiB returned to the pool (%lld whole 2 MiB blocks), "
+		"%lld discards, %lld failed\n", mib(b, "returned_bytes"), num(b, "blocks_returned"),
+		num(b, "discards"), num(b, "discard_failed"));
+	json_array_foreach(json_object_get(v, "virtio"), i, d)
+		fprintf(f, "  %s at 0x%llx (GSI %lld): status 0x%02llx, %lld notifies, "
+			"%lld broken rings, %lld bad register accesses, %lld resets\n",
+			json_string_value(json_object_get(d, "name")),
+			(unsigned long long)num(d, "base"), num(d, "gsi"),
+			(unsigned long long)num(d, "status"), num(d, "notifies"),
+			num(d, "bad_rings"), num(d, "bad_accesses"), num(d, "resets"));
+}
+
+/* A VM in another process: the pool service's count of its frames. */
+static void print_process_text(json_t *p, FILE *f)
+{
+	if (!p)
+		return;
+	fprintf(f, "  process %lld (owner %lld): the pool counts %lld frames owned (%.1f MiB), "
+		"the service %lld lent, quota %lld; %lld moves asked, %lld answered late; "
+		"report %lld ms old\n", num(p, "pid"), num(p, "owner"), num(p, "frames_owned"),
+		(double)num(p, "frames_owned") / 256.0, num(p, "frames_held"), num(p, "quota_frames"),
+		num(p, "moves_asked"), num(p, "moves_late"), num(p, "report_age_ms"));
+}
+
+static void print_service_text(json_t *s, FILE *f)
+{
+	if (!s)
+		return;
+	fprintf(f, "pool service on %s: %lld VM processes, %.0f MiB lent; %lld connections, "
+		"%lld refused, %lld bad messages; %lld frames taken back from %lld processes "
+		"that died holding them; %lld moves timed out (answer within %lld ms)\n",
+		json_string_value(json_object_get(s, "socket")), num(s, "clients"),
+		mib(s, "lent_bytes"), num(s, "connections"), num(s, "refused"),
+		num(s, "bad_messages"), num(s, "frames_reclaimed"),
+		num(s, "clients_died_holding_frames"), num(s, "moves_timed_out"),
+		num(s, "answer_ms"));
+}
+
+static void print_vm_text(json_t *v, FILE *f)
+{
+	json_t *a = json_object_get(v, "assembly"), *m = json_object_get(v, "migrations");
+	json_t *pb = json_object_get(v, "pageblocks_by_type");
+
+	fprintf(f, "VM %s (%s): %.0f MiB RAM, %.1f MiB populated, %.1f MiB huge-backed (%.1f%%)%s\n",
+		json_string_value(json_object_get(v, "name")),
+		json_string_value(json_object_get(v, "status")), mib(v, "ram_bytes"),
+		mib(v, "populated_bytes"), mib(v, "huge_backed_bytes"),
+		json_real_value(json_object_get(v, "huge_backed_pct")),
+		json_is_true(json_object_get(v, "kernel_agrees")) ? "" :
+		"  [kernel and bookkeeping DISAGREE]");
+	if (json_is_string(json_object_get(v, "huge_backing_limit")))
+		fprintf(f, "  huge backing limited: %s\n",
+			json_string_value(json_object_get(v, "huge_backing_limit")));
+	fprintf(f, "  assembly %s: %lld of %lld full ranges huge (%lld touched); "
+		"%lld assembled (%lld onto blocks already host huge pages: their collapse "
+		"copied nothing), %lld split, "
+		"failed: no block %lld, busy %lld\n",
+		json_is_true(json_object_get(a, "enabled")) ? "on" : "off",
+		num(a, "ranges_huge"), num(a, "ranges_full"), num(a, "ranges_touched"),
+		num(a, "assembled"), num(a, "assembled_onto_host_huge"), num(a, "split"),
+		num(a, "fail_no_block"), num(a, "fail_busy"));
+	print_first_touch_text(json_object_get(v, "first_touch"), f);
+	fprintf(f, "  pageblocks touched: %lld Movable, %lld Reclaimable, %lld Unmovable; %lld mixed; "
+		"%lld host mappings (limit %lld)\n",
+		num(pb, "Movable"), num(pb, "Reclaimable"), num(pb, "Unmovable"),
+		num(v, "mixed_pageblocks"), num(v, "host_mappings"), num(v, "max_map_count"));
+	fprintf(f, "  migrations: %lld pages (%.1f MiB); failed: busy %lld, gone %lld, other %lld; "
+		"stall p50 %.1f us, p99 %.1f us (%lld stalls); slowest 2 MiB %lld us\n",
+		num(m, "pages"), mib(m, "bytes"),
+		num(json_object_get(m, "failures"), "busy"),
+		num(json_object_get(m, "failures"), "gone"),
+		num(json_object_get(m, "failures"), "other"),
+		json_real_value(json_object_get(m, "stall_p50_us")),
+		json_real_value(json_object_get(m, "stall_p99_us")), num(m, "stalls"),
+		num(m, "range_max_us"));
+	print_balloon_text(v, f);
+	print_process_text(json_object_get(v, "process"), f);
+}
+
+static void print_host_memory_text(json_t *m, FILE *f)
+{
+	const char *why = json_string_value(json_object_get(m, "huge_error"));
+
+	fprintf(f, "host memory: RSS %.1f MiB (the memfd, by the kernel) for %.1f MiB allocated "
+		"+ %.1f MiB cached; %lld pageblocks backed, %lld host huge pages; given back %lld "
+		"pageblocks (%s)\n",
+		mib(m, "rss_bytes"), mib(m, "allocated_bytes"), mib(m, "cached_bytes"),
+		num(m, "pageblocks"), num(m, "huge_pageblocks"), num(m, "given_back_pageblocks"),
+		num(m, "release_ms") ? "after they stay free" : "never: --pool-release-ms 0");
+	if (num(m, "made_huge_failed"))
+		fprintf(f, "  %lld pageblocks could not be made host huge pages: %s\n",
+			num(m, "made_huge_failed"), why ? why : "");
+}
+
+void report_print_text(json_t *report, FILE *f)
+{
+	json_t *h = json_object_get(report, "host"), *c = json_object_get(h, "counters"), *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(report, "vms"), i, v)
+		print_vm_text(v, f);
+	if (json_object_get(h, "error")) {
+		fprintf(f, "host pool: %s\n", json_string_value(json_object_get(h, "error")));
+		return;
+	}
+	print_service_text(json_object_get(report, "pool_service"), f);
+	fprintf(f, "host pool %.0f MiB, %.1f MiB free, grouping %s; unusable index(9) %.3f, "
+		"fragmentation index(9) %.3f, %lld mixed pageblocks\n",
+		mib(h, "pool_bytes"), mib(h, "free_bytes"),
+		json_is_true(json_object_get(h, "grouping")) ? "on" : "off",
+		json_real_value(json_object_get(h, "unusable_index_9")),
+		json_real_value(json_object_get(h, "fragmentation_index_9")),
+		num(h, "mixed_pageblocks"));
+	print_host_memory_text(json_object_get(h, "host_memory"), f);
+	fprintf(f, "%s\n%s", json_string_value(json_object_get(h, "buddyinfo_text")),
+		json_string_value(json_object_get(h, "pagetypeinfo_text")));
+	fprintf(f, "compaction: stall %lld success %lld fail %lld, pgmigrate %lld (fail %lld); "
+		"lumpy %lld/%lld; reclaim %lld (fail %lld); blocks claimed for unmovable %lld "
+		"(%lld claims deferred after failures)\n",
+		num(c, "compact_stall"), num(c, "compact_success"), num(c, "compact_fail"),
+		num(c, "pgmigrate_success"), num(c, "pgmigrate_fail"), num(c, "lumpy_success"),
+		num(c, "lumpy_attempt"), num(c, "reclaim_success"), num(c, "reclaim_fail"),
+		num(c, "claim_block"), num(c, "claim_deferred"));
+}
+
+static const char *const vm_colours[] = {
+	"#1565c0", "#ef6c00", "#00838f", "#6d4c41", "#c2185b", "#558b2f",
+};
+
+static const char *cell_fill(char t)
+{
+	switch (t) {
+	case 'M': return "#66bb6a";
+	case 'R': return "#ffca28";
+	case 'U': return "#e53935";
+	case 'x': return "#8e24aa";
+	default: return "#eeeeee";
+	}
+}
+
+static const char *owner_stroke(char o)
+{
+	if (o == '.')
+		return "none";
+	if (o == '*')
+		return "#000000";
+	if (o >= '0' && o <= '9')
+		return vm_colours[(o - '0') % 6];
+	if (o >= 'a' && o <= 'z')
+		return vm_colours[(o - 'a' + 10) % 6];
+	return "#607d8b";
+}
+
+static void svg_legend(json_t *report, FILE *f, int y)
+{
+	static const struct { char t; const char *label; } key[] = {
+		{ '.', "free" }, { 'M', "movable" }, { 'R', "reclaimable" },
+		{ 'U', "unmovable" }, { 'x', "mixed types" },
+	};
+	json_t *v;
+	size_t i;
+	int x = 10;
+
+	for (size_t k = 0; k < sizeof(key) / sizeof(key[0]); k++, x += 120)
+		fprintf(f, "<rect x='%d' y='%d' width='14' height='14' fill='%s'/>"
+			"<text x='%d' y='%d'>%s</text>\n", x, y, cell_fill(key[k].t),
+			x + 18, y + 12, key[k].label);
+	y += 22;
+	x = 10;
+	json_array_foreach(json_object_get(report, "vms"), i, v) {
+		fprintf(f, "<rect x='%d' y='%d' width='14' height='14' fill='none' stroke='%s' "
+			"stroke-width='3'/><text x='%d' y='%d'>VM %s: %.1f%% of %.0f MiB huge-backed</text>\n",
+			x, y, vm_colours[i % 6], x + 18, y + 12,
+			json_string_value(json_object_get(v, "name")),
+			json_real_value(json_object_get(v, "huge_backed_pct")),
+			mib(v, "populated_bytes"));
+		y += 20;
+	}
+	fprintf(f, "<text x='10' y='%d'>H: one 2 MiB allocation (a huge backing); "
+		"black outline: several owners</text>\n", y + 12);
+}
+
+/*
+ * The pool at a glance: one square per 2 MiB pageblock, coloured by what
+ * is allocated in it, outlined by the VM that owns it, H where a VM's
+ * 2 MiB backing fills it whole.
+ */
+int report_write_svg(json_t *report, FILE *f)
+{
+	json_t *map = json_object_get(report, "map");
+	const char *types = json_string_value(json_object_get(map, "types"));
+	const char *owners = json_string_value(json_object_get(map, "owners"));
+	const char *huge = json_string_value(json_object_get(map, "huge"));
+	size_t n, cols, rows, cell;
+	int height;
+
+	if (!types || !owners || !huge)
+		return -1;
+	n = strlen(types);
+	cols = n <= 1024 ? 32 : 128;
+	cell = n <= 1024 ? 18 : 8;
+	rows = (n + cols - 1) / cols;
+	height = (int)(rows * cell) + 60 + 22 * (int)json_array_size(json_object_get(report, "vms")) + 50;
+	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%zu' height='%d' "
+		"font-family='sans-serif' font-size='12'>\n", cols * cell + 20 > 640 ? cols * cell + 20 : 640,
+		height);
+	fprintf(f, "<rect width='100%%' height='100%%' fill='white'/>\n");
+	fprintf(f, "<text x='10' y='20' font-size='14'>gpmm pool: %zu pageblocks of 2 MiB, "
+		"unusable index(9) %.3f, host RSS %.1f MiB for %.1f MiB allocated</text>\n", n,
+		json_real_value(json_object_get(json_object_get(report, "host"), "unusable_index_9")),
+		mib(json_object_get(json_object_get(report, "host"), "host_memory"), "rss_bytes"),
+		mib(json_object_get(json_object_get(report, "host"), "host_memory"),
+		    "allocated_bytes"));
+	for (size_t i = 0; i < n; i++) {
+		size_t x = 10 + (i % cols) * cell, y = 30 + (i / cols) * cell;
+
+		fprintf(f, "<rect x='%zu' y='%zu' width='%zu' height='%zu' fill='%s' stroke='%s' "
+			"stroke-width='2'/>", x + 1, y + 1, cell - 2, cell - 2,
+			cell_fill(types[i]), owner_stroke(owners[i]));
+		if (huge[i] == 'H' && cell >= 12)
+			fprintf(f, "<text x='%zu' y='%zu' font-size='10' fill='white'>H</text>",
+				x + cell / 2 - 3, y + cell / 2 + 4);
+		fputc('\n', f);
+	}
+	svg_legend(report, f, 40 + (int)(rows * cell));
+	fprintf(f, "</svg>\n");
+	return ferror(f) ? -1 : 0;
+}

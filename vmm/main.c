@@ -1,7 +1,0 @@
-// SPDX-License-Identifier: GPL-2.0
-#include "vmm/cli.h"
-
-int main(int argc, char **argv)
-{
-	return cli_main(argc, argv);
-}

@@ -1,0 +1,808 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Guest RAM, populated page by page from the pool.
+ *
+ * A window starts as anonymous memory registered with userfaultfd (missing
+ * mode): the first touch of a page, by a vCPU through KVM or by anyone,
+ * stops in the kernel and reaches the fault thread, which takes a MOVABLE
+ * frame from the faulting vCPU's per-thread list, zeroes it, maps it over
+ * the page with MAP_FIXED|MAP_SHARED and wakes the waiter. KVM's MMU
+ * notifier follows every such host mapping change, so a later remap of
+ * the page is seen by the guest too.
+ *
+ * The backing map and the mappings change under vm->mem_lock.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kvm.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "vmm/memory/guest_mem.h"
+#include "vmm/core/kvm.h"
+#include "vmm/memory/huge_backing.h"
+#include "vmm/memory/page_move.h"
+#include "vmm/core/vcpu.h"
+
+/* Below 3 GiB in one region; above that the rest goes over 4 GiB. */
+static void layout_regions(struct vm *vm)
+{
+	uint64_t ram = vm->cfg.ram_bytes;
+
+	vm->nr_regions = 1;
+	vm->regions[0].gpa = 0;
+	vm->regions[0].size = ram < VM_PCI_HOLE_START ? ram : VM_PCI_HOLE_START;
+	if (ram > VM_PCI_HOLE_START) {
+		vm->nr_regions = 2;
+		vm->regions[1].gpa = VM_HIGH_RAM_START;
+		vm->regions[1].size = ram - VM_PCI_HOLE_START;
+	}
+}
+
+static uint8_t *reserve_window(uint64_t size)
+{
+	uint8_t *p = MM_FAULT_OR(MM_FAULT_MMAP, MAP_FAILED,
+				 mmap(NULL, size + MM_PAGEBLOCK_SIZE, PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
+	uint8_t *aligned;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	aligned = (uint8_t *)(((uintptr_t)p + MM_PAGEBLOCK_SIZE - 1) & ~(MM_PAGEBLOCK_SIZE - 1));
+	if (aligned > p)
+		munmap(p, aligned - p);
+	munmap(aligned + size, p + MM_PAGEBLOCK_SIZE - aligned);
+	return aligned;
+}
+
+static int add_memslot(struct vm *vm, unsigned int slot, struct vm_region *r)
+{
+	struct kvm_userspace_memory_region mr = {
+		.slot = slot,
+		.guest_phys_addr = r->gpa,
+		.memory_size = r->size,
+		.userspace_addr = (uintptr_t)r->hva,
+	};
+
+	return kvm_ioctl(vm->fd, KVM_SET_USER_MEMORY_REGION, &mr) < 0 ? -errno : 0;
+}
+
+int gmem_init(struct vm *vm, char *err, size_t errlen)
+{
+	layout_regions(vm);
+	for (unsigned int i = 0; i < vm->nr_regions; i++) {
+		struct vm_region *r = &vm->regions[i];
+		uint64_t pages = r->size >> MM_PAGE_SHIFT;
+		int ret;
+
+		/* no frame yet: a failure below must leave gmem_destroy nothing to free */
+		r->backing = malloc(pages * sizeof(*r->backing));
+		if (r->backing)
+			memset(r->backing, 0xff, pages * sizeof(*r->backing));
+		r->huge = calloc((pages >> MM_PAGEBLOCK_ORDER) + 1, 1);
+		r->populated = calloc((pages >> MM_PAGEBLOCK_ORDER) + 1, sizeof(*r->populated));
+		r->given_back = calloc((pages >> MM_PAGEBLOCK_ORDER) + 1, 1);
+		r->hva = reserve_window(r->size);
+		if (!r->backing || !r->huge || !r->populated || !r->given_back || !r->hva) {
+			snprintf(err, errlen, "cannot reserve %llu MiB of address space",
+				 (unsigned long long)(r->size >> 20));
+			return -ENOMEM;
+		}
+		madvise(r->hva, r->size, MADV_DONTFORK);
+		ret = add_memslot(vm, i, r);
+		if (ret) {
+			snprintf(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s",
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static struct vm_region *region_of_hva(struct vm *vm, uint64_t hva)
+{
+	for (unsigned int i = 0; i < vm->nr_regions; i++) {
+		struct vm_region *r = &vm->regions[i];
+
+		if (hva >= (uintptr_t)r->hva && hva - (uintptr_t)r->hva < r->size)
+			return r;
+	}
+	return NULL;
+}
+
+int gmem_map(struct vm *vm, uint8_t *hva, uint64_t frame, uint64_t len)
+{
+	void *p = MM_FAULT_OR(MM_FAULT_MMAP, MAP_FAILED,
+			      mmap(hva, len, PROT_READ | PROT_WRITE,
+				   MAP_SHARED | MAP_FIXED, vm->pool->fd,
+				   (off_t)(frame << MM_PAGE_SHIFT)));
+
+	if (p != MAP_FAILED)
+		return 0;
+	/* the host ran out of VMAs, not of memory: say which */
+	return errno == ENOMEM ? -EMFILE : -errno;
+}
+
+static const char *populate_error(int ret)
+{
+	if (ret == -ENOMEM)
+		return "the pool is exhausted";
+	if (ret == -EMFILE)
+		return "the host's mapping limit is reached (sysctl vm.max_map_count)";
+	return strerror(-ret);
+}
+
+/* The bookkeeping of a newly backed guest page. mem_lock held. */
+static void account_page(struct vm *vm, struct vm_region *r, uint64_t idx, long frame)
+{
+	r->backing[idx] = (uint32_t)frame;
+	vm->pool->gpa_of[frame] = r->gpa + (idx << MM_PAGE_SHIFT) + 1;
+	__atomic_add_fetch(&vm->stats.populated_pages, 1, __ATOMIC_RELAXED);
+	/* the guest wants all of a range it once gave back: fill may take it again */
+	if (++r->populated[idx >> MM_PAGEBLOCK_ORDER] == MM_PAGEBLOCK_PAGES)
+		r->given_back[idx >> MM_PAGEBLOCK_ORDER] = 0;
+}
+
+/*
+ * Back one guest page. Zeroing goes through the pool's own mapping, so a
+ * guest never sees what a frame held for its previous owner. mem_lock held.
+ */
+int __gmem_populate(struct vm *vm, struct vm_region *r, uint64_t idx,
+		    struct mm_pcp *pcp)
+{
+	long frame;
+	int ret;
+
+	if (r->backing[idx] != NIL_FRAME)
+		return 0;
+	/* never compact here: compaction calls back into this VM, for mem_lock */
+	frame = pool_alloc_page(vm->pool, pcp, vm->owner);
+	if (frame < 0)
+		return (int)frame;
+	memset(pool_frame_ptr(vm->pool, frame), 0, MM_PAGE_SIZE);
+	ret = gmem_map(vm, r->hva + (idx << MM_PAGE_SHIFT), frame, MM_PAGE_SIZE);
+	if (ret) {
+		gmem_free_frame(vm, pcp, (uint64_t)frame, 0);
+		return ret;
+	}
+	account_page(vm, r, idx, frame);
+	return 0;
+}
+
+/*
+ * Guests touch memory in runs: a kernel decompressing itself, clearing its
+ * memory map, unpacking its initramfs; a process filling a buffer. So a
+ * fault backs the aligned 64 KiB around the page at once, with one
+ * contiguous block (split into pages, each its own allocation as ever)
+ * and one mapping, where page by page it would take 16 round trips
+ * through the fault thread. Not in a range the guest gave back (balloon,
+ * free page reporting): what it returned stays returned until touched.
+ * Any page of the 64 KiB already backed, or no such block free: one page.
+ * mem_lock held, so no reclaim or compaction for the block: they would
+ * call back into this VM (ram_migrate takes mem_lock) and deadlock.
+ */
+static int __gmem_populate_around(struct vm *vm, struct vm_region *r, uint64_t idx,
+				  struct mm_pcp *pcp)
+{
+	uint64_t first = idx & ~(GMEM_FAULT_AROUND_PAGES - 1);
+	long frame;
+
+	if (r->given_back[idx >> MM_PAGEBLOCK_ORDER] ||
+	    first + GMEM_FAULT_AROUND_PAGES > r->size >> MM_PAGE_SHIFT)
+		return __gmem_populate(vm, r, idx, pcp);
+	for (uint64_t i = first; i < first + GMEM_FAULT_AROUND_PAGES; i++)
+		if (r->backing[i] != NIL_FRAME)
+			return __gmem_populate(vm, r, idx, pcp);
+	frame = pool_alloc_pages(vm->pool, pcp, GMEM_FAULT_AROUND_ORDER, vm->owner);
+	if (frame < 0)
+		return __gmem_populate(vm, r, idx, pcp);
+	memset(pool_frame_ptr(vm->pool, frame), 0, GMEM_FAULT_AROUND_PAGES << MM_PAGE_SHIFT);
+	if (gmem_map(vm, r->hva + (first << MM_PAGE_SHIFT), frame,
+		     GMEM_FAULT_AROUND_PAGES << MM_PAGE_SHIFT)) {
+		for (uint64_t i = 0; i < GMEM_FAULT_AROUND_PAGES; i++)
+			gmem_free_frame(vm, pcp, (uint64_t)frame + i, 0);
+		return __gmem_populate(vm, r, idx, pcp);
+	}
+	for (uint64_t i = 0; i < GMEM_FAULT_AROUND_PAGES; i++)
+		account_page(vm, r, first + i, frame + (long)i);
+	return 0;
+}
+
+/*
+ * Free blocks the pool keeps for other VMs' first touches, for their
+ * assemblies and for unmovable claims, before `auto` falls back to
+ * 4 KiB: one sixteenth of the pool's pageblocks, at least two. `huge`
+ * keeps none (`4k` never gets here).
+ */
+static uint64_t huge_first_keep_free(struct vm *vm)
+{
+	uint64_t pageblocks = pool_frames(vm->pool) >> MM_PAGEBLOCK_ORDER;
+
+	if (vm->cfg.fault == VM_FAULT_HUGE)
+		return 0;
+	return pageblocks / 16 > 2 ? pageblocks / 16 : 2;
+}
+
+/*
+ * Huge first: the first fault in an aligned 2 MiB guest range takes a
+ * whole free order-9 block, zeroes it (it may hold another VM's old data;
+ * a block that had no host memory reads zero already: the kernel zeroed
+ * it, as it does a punched hole, so it is not cleared twice),
+ * and maps it with one 2 MiB mapping, which MADV_COLLAPSE turns into one
+ * PMD without copying when the pool made the block a host huge page. The
+ * range is then what an assembly would have made it, with no later
+ * migration; its frames stay individually splittable and movable. No
+ * block free without compaction (which would call back into this VM,
+ * under mem_lock), or the range was given back or is partly backed: 4 KiB,
+ * and the assembler repairs later. mem_lock held.
+ */
+static int __gmem_populate_huge(struct vm *vm, struct vm_region *r, uint64_t idx)
+{
+	uint64_t range = idx >> MM_PAGEBLOCK_ORDER, first = range << MM_PAGEBLOCK_ORDER;
+	uint8_t *hva = r->hva + (first << MM_PAGE_SHIFT);
+	bool zeroed = false;
+	uint64_t t0;
+	long block;
+
+	/* no 2 MiB backings (huge off), or only so many (a target): the assembler's job */
+	if (vm->cfg.fault == VM_FAULT_4K || !vm->cfg.huge || vm->cfg.huge_target < 100 ||
+	    r->populated[range] || r->given_back[range] ||
+	    ((r->gpa >> MM_PAGE_SHIFT) + first) % MM_PAGEBLOCK_PAGES ||
+	    first + MM_PAGEBLOCK_PAGES > r->size >> MM_PAGE_SHIFT)
+		return -EAGAIN;
+	block = pool_alloc_block_nowait(vm->pool, vm->owner, huge_first_keep_free(vm), &zeroed);
+	if (block < 0) {
+		vm->stats.huge_first_fallback++;
+		return -EAGAIN;
+	}
+	t0 = vm_now_ns();
+	if (zeroed)
+		vm->stats.huge_first_kernel_zeroed++;
+	else
+		memset(pool_frame_ptr(vm->pool, block), 0, MM_PAGEBLOCK_SIZE);
+	vm->stats.zero_ns += vm_now_ns() - t0;
+	if (gmem_map(vm, hva, (uint64_t)block, MM_PAGEBLOCK_SIZE)) {
+		gmem_free_frame(vm, NULL, (uint64_t)block, MM_PAGEBLOCK_ORDER);
+		vm->stats.huge_first_fallback++;
+		return -EAGAIN;
+	}
+	for (uint64_t i = 0; i < MM_PAGEBLOCK_PAGES; i++)
+		account_page(vm, r, first + i, block + (long)i);
+	r->huge[range] = RANGE_BLOCK;
+	__vm_range_collapsed(vm, r, range, mm_host_collapse(hva));
+	vm->stats.huge_first++;
+	return 0;
+}
+
+static int populate(struct vm *vm, struct vm_region *r, uint64_t idx,
+		    struct mm_pcp *pcp)
+{
+	int ret;
+
+	pthread_mutex_lock(&vm->mem_lock);
+	ret = __gmem_populate(vm, r, idx, pcp);
+	pthread_mutex_unlock(&vm->mem_lock);
+	return ret;
+}
+
+void *vm_guest_ptr(struct vm *vm, uint64_t gpa, uint64_t len)
+{
+	struct vm_region *r = gmem_region(vm, gpa, len ? len : 1);
+	uint64_t first, last;
+
+	if (!r)
+		return NULL;
+	first = (gpa - r->gpa) >> MM_PAGE_SHIFT;
+	last = (gpa - r->gpa + (len ? len - 1 : 0)) >> MM_PAGE_SHIFT;
+	for (uint64_t idx = first; idx <= last; idx++)
+		if (populate(vm, r, idx, vm->mem_pcp))
+			return NULL;
+	return r->hva + (gpa - r->gpa);
+}
+
+long vm_gpa_to_frame(struct vm *vm, uint64_t gpa)
+{
+	struct vm_region *r = gmem_region(vm, gpa, 1);
+	uint32_t frame;
+
+	if (!r)
+		return -EINVAL;
+	pthread_mutex_lock(&vm->mem_lock);
+	frame = r->backing[(gpa - r->gpa) >> MM_PAGE_SHIFT];
+	pthread_mutex_unlock(&vm->mem_lock);
+	return frame == NIL_FRAME ? -ENOENT : (long)frame;
+}
+
+int vm_remap_page(struct vm *vm, uint64_t gpa, uint64_t new_frame)
+{
+	struct vm_region *r = gmem_region(vm, gpa, 1);
+	uint64_t idx;
+	uint32_t old;
+	int ret;
+
+	if (!r || new_frame >= pool_frames(vm->pool))
+		return -EINVAL;
+	pthread_mutex_lock(&vm->lock);
+	ret = vm->state == VM_RUNNING && vm->parked < vm->running_vcpus ? -EBUSY : 0;
+	pthread_mutex_unlock(&vm->lock);
+	if (ret)
+		return ret;
+	idx = (gpa - r->gpa) >> MM_PAGE_SHIFT;
+	pthread_mutex_lock(&vm->mem_lock);
+	old = r->backing[idx];
+	if (old == NIL_FRAME || r->huge[idx >> MM_PAGEBLOCK_ORDER]) {
+		ret = old == NIL_FRAME ? -ENOENT : -EBUSY;
+		goto out;
+	}
+	memcpy(pool_frame_ptr(vm->pool, new_frame), pool_frame_ptr(vm->pool, old),
+	       MM_PAGE_SIZE);
+	ret = gmem_map(vm, r->hva + (idx << MM_PAGE_SHIFT), new_frame, MM_PAGE_SIZE);
+	if (ret)
+		goto out;
+	r->backing[idx] = (uint32_t)new_frame;
+	vm->pool->gpa_of[new_frame] = vm->pool->gpa_of[old];
+	vm->pool->gpa_of[old] = 0;
+	gmem_free_frame(vm, NULL, old, 0);
+out:
+	pthread_mutex_unlock(&vm->mem_lock);
+	return ret;
+}
+
+int gmem_prefault(struct vm *vm, char *err, size_t errlen)
+{
+	uint64_t t0 = vm_now_ns();
+
+	for (unsigned int i = 0; i < vm->nr_regions; i++) {
+		struct vm_region *r = &vm->regions[i];
+
+		for (uint64_t idx = 0; idx < r->size >> MM_PAGE_SHIFT; idx++) {
+			int ret = populate(vm, r, idx, vm->mem_pcp);
+
+			if (ret) {
+				snprintf(err, errlen, "prefault of guest page 0x%llx failed: %s",
+					 (unsigned long long)(r->gpa + (idx << MM_PAGE_SHIFT)),
+					 populate_error(ret));
+				return ret;
+			}
+		}
+	}
+	vm->stats.prefault_ns = vm_now_ns() - t0;
+	return 0;
+}
+
+/*
+ * Resolve one missing-page fault. When the pool cannot back the page the
+ * VM is stopped, and the faulting thread is released with the zero page
+ * so that it can leave KVM_RUN and see the stop.
+ */
+static void handle_fault(struct vm *vm, const struct uffd_msg *msg)
+{
+	uint64_t addr = msg->arg.pagefault.address & ~(MM_PAGE_SIZE - 1);
+	struct vm_region *r = region_of_hva(vm, addr);
+
+	if (msg->arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP) {
+		migrate_wp_fault(vm, addr);
+		return;
+	}
+	struct uffdio_range range = { .start = addr, .len = MM_PAGE_SIZE };
+	uint64_t t0 = vm_now_ns();
+	int ret = -EFAULT;
+
+	if (r) {
+		uint64_t idx = (addr - (uintptr_t)r->hva) >> MM_PAGE_SHIFT;
+
+		pthread_mutex_lock(&vm->mem_lock);
+		ret = __gmem_populate_huge(vm, r, idx);
+		if (ret)
+			ret = __gmem_populate_around(vm, r, idx, vm->mem_pcp);
+		pthread_mutex_unlock(&vm->mem_lock);
+	}
+	if (ret) {
+		struct uffdio_zeropage zp = { .range = range };
+		uint64_t gpa = r ? r->gpa + (addr - (uintptr_t)r->hva) : 0;
+
+		vm_fail(vm, NULL, "guest page 0x%llx could not be backed: %s",
+			(unsigned long long)gpa, populate_error(ret));
+		if (ioctl(vm->uffd, UFFDIO_ZEROPAGE, &zp) == 0)
+			return;
+	}
+	ioctl(vm->uffd, UFFDIO_WAKE, &range);
+	__atomic_add_fetch(&vm->stats.demand_faults, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&vm->stats.fault_ns, vm_now_ns() - t0, __ATOMIC_RELAXED);
+}
+
+static void *uffd_thread_fn(void *arg)
+{
+	struct vm *vm = arg;
+	struct pollfd pfd[2] = {
+		{ .fd = vm->uffd, .events = POLLIN },
+		{ .fd = vm->uffd_stop, .events = POLLIN },
+	};
+
+	pthread_setname_np(pthread_self(), "gpmm-fault");
+
+	for (;;) {
+		struct uffd_msg msg[16];
+		uint64_t before = vm_now_ns();
+		ssize_t n = read(vm->uffd, msg, sizeof(msg));
+
+		if (n < 0 && errno == EAGAIN) {
+			/* the queue was empty when this read began */
+			migrate_fault_queue_empty(vm, before);
+			if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+				break;
+			if (pfd[1].revents)
+				break;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		for (size_t i = 0; i < (size_t)n / sizeof(msg[0]); i++)
+			if (msg[i].event == UFFD_EVENT_PAGEFAULT)
+				handle_fault(vm, &msg[i]);
+	}
+	return NULL;
+}
+
+/*
+ * Write-protect on shared memory is what live migration needs; without it
+ * (older kernels) the VM runs, but its pages only move while it is stopped.
+ */
+static int uffd_open(bool want_wp, char *err, size_t errlen)
+{
+	struct uffdio_api api = { .api = UFFD_API,
+				  .features = want_wp ? UFFD_FEATURE_WP_HUGETLBFS_SHMEM : 0 };
+	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "userfaultfd: %s%s", strerror(e),
+			 e == EPERM ? " (vm.unprivileged_userfaultfd=0 and not root?)" : "");
+		return -e;
+	}
+	if (ioctl(fd, UFFDIO_API, &api) < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "UFFDIO_API: %s", strerror(e));
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+int gmem_uffd_start(struct vm *vm, char *err, size_t errlen)
+{
+	int ret;
+
+	vm->uffd = uffd_open(true, err, errlen);
+	vm->mig.wp_supported = vm->uffd >= 0;
+	if (vm->uffd < 0)
+		vm->uffd = uffd_open(false, err, errlen);
+	if (vm->uffd < 0)
+		return vm->uffd;
+	for (unsigned int i = 0; i < vm->nr_regions; i++) {
+		struct uffdio_register reg = {
+			.range = { (uintptr_t)vm->regions[i].hva, vm->regions[i].size },
+			.mode = UFFDIO_REGISTER_MODE_MISSING,
+		};
+
+		if (ioctl(vm->uffd, UFFDIO_REGISTER, &reg) < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "UFFDIO_REGISTER: %s", strerror(errno));
+			return ret;
+		}
+	}
+	vm->uffd_stop = eventfd(0, EFD_CLOEXEC);
+	if (vm->uffd_stop < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "eventfd: %s", strerror(errno));
+		return ret;
+	}
+	ret = -pthread_create(&vm->uffd_thread, NULL, uffd_thread_fn, vm);
+	if (ret) {
+		snprintf(err, errlen, "cannot start the fault thread: %s", strerror(-ret));
+		return ret;
+	}
+	vm->uffd_running = true;
+	return 0;
+}
+
+void gmem_uffd_stop(struct vm *vm)
+{
+	if (vm->uffd_running) {
+		uint64_t one = 1;
+
+		if (write(vm->uffd_stop, &one, sizeof(one)) != sizeof(one))
+			pthread_cancel(vm->uffd_thread);
+		pthread_join(vm->uffd_thread, NULL);
+		vm->uffd_running = false;
+	}
+	if (vm->uffd_stop > 0)
+		close(vm->uffd_stop);
+	if (vm->uffd > 0)
+		close(vm->uffd);
+	vm->uffd = vm->uffd_stop = -1;
+}
+
+/*
+ * After a failed remap: a MAP_FIXED that fails may already have unmapped
+ * the range (the host out of mappings, vm.max_map_count), so the old
+ * frames go back under it, page by page. If even that fails the guest
+ * would run on a hole: the VM fails instead, with the reason.
+ */
+void gmem_map_back(struct vm *vm, uint8_t *hva, const uint32_t *frames,
+		   uint64_t n, int why)
+{
+	for (uint64_t i = 0; i < n; i++)
+		if (gmem_map(vm, hva + (i << MM_PAGE_SHIFT), frames[i], MM_PAGE_SIZE)) {
+			vm_fail(vm, NULL, "guest RAM at host %p has no mapping left: %s",
+				(void *)hva, strerror(-why));
+			return;
+		}
+}
+
+/*
+ * A frame the VM no longer uses goes back to the pool. mm_free refuses
+ * only a frame that is pinned, not allocated, or already free: here that
+ * is a bookkeeping bug of gpmm's, so it is counted where the operator sees
+ * it (the report's free_errors), never dropped silently.
+ */
+void gmem_free_frame(struct vm *vm, struct mm_pcp *pcp, uint64_t frame, unsigned int order)
+{
+	if (pool_free(vm->pool, pcp, frame, order))
+		__atomic_add_fetch(&vm->migstats.free_errors, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Give a frame of a dying VM back. Its pins (a device's ring, DMA in
+ * flight) were this VM's and die with it: drop them first, or mm_free
+ * answers -EBUSY and a long-lived daemon's pool loses the frame for good.
+ */
+static void release_frame(struct vm *vm, uint32_t frame, unsigned int order)
+{
+	for (int i = 0; i < 1 << 16; i++) {
+		int ret = pool_unpin(vm->pool, frame);
+
+		if (ret && ret != -EAGAIN)
+			break;		/* no pin left */
+	}
+	gmem_free_frame(vm, NULL, frame, order);
+}
+
+void gmem_destroy(struct vm *vm)
+{
+	for (unsigned int i = 0; i < vm->nr_regions; i++) {
+		struct vm_region *r = &vm->regions[i];
+		uint64_t pages = r->size >> MM_PAGE_SHIFT;
+
+		for (uint64_t idx = 0; r->backing && idx < pages; idx++) {
+			uint32_t frame = r->backing[idx];
+
+			if (frame == NIL_FRAME)
+				continue;
+			vm->pool->gpa_of[frame] = 0;
+			/* a 2 MiB backing is one order-9 block: free it once */
+			if (!r->huge[idx >> MM_PAGEBLOCK_ORDER])
+				release_frame(vm, frame, 0);
+			else if (!(idx & (MM_PAGEBLOCK_PAGES - 1)))
+				release_frame(vm, frame, MM_PAGEBLOCK_ORDER);
+		}
+		if (r->hva)
+			munmap(r->hva, r->size);
+		free(r->backing);
+		free(r->huge);
+		free(r->populated);
+		free(r->given_back);
+		r->backing = NULL;
+		r->huge = NULL;
+		r->populated = NULL;
+		r->given_back = NULL;
+		r->hva = NULL;
+	}
+	__atomic_store_n(&vm->stats.populated_pages, 0, __ATOMIC_RELAXED);
+}
+
+/*
+ * Guest RAM the guest gives back (balloon inflate, free page reporting).
+ *
+ * Why this is safe against everything else that moves guest pages:
+ *
+ * - Everything that maps, moves or frees a page of this VM does it under
+ *   mem_lock: populate (fault thread, vm_guest_ptr), a 4 KiB migration and
+ *   a 2 MiB assembly (both open and close their write-protect window inside
+ *   mem_lock), a split, the compaction callback. So while a discard holds
+ *   mem_lock no window is open and no copy is in flight from or to a frame
+ *   of this VM.
+ * - Those that drop mem_lock and come back check that the page is still
+ *   what they think: ram_migrate finds the page through gpa_of[] and checks
+ *   backing[] under mem_lock (a frame discarded meanwhile has gpa_of 0:
+ *   -ENOENT, and mm/ carries out our free of a frame it has isolated when
+ *   its callback returns); vm_assemble_range re-checks under mem_lock that
+ *   all 512 pages are backed (a discarded one fails it, the block goes
+ *   back); the collapse after an assembly marks the range PMD-mapped only
+ *   if it is still RANGE_BLOCK, and MADV_COLLAPSE itself does not fill
+ *   empty PTEs of a userfaultfd-armed mapping.
+ * - A thread holding a host pointer from vm_guest_ptr (a device mid-request)
+ *   keeps a valid address: the window never moves. After the discard the
+ *   address is fresh anonymous memory armed for missing faults, so the next
+ *   touch by anyone (the guest through KVM, whose MMU notifier dropped the
+ *   old translation when the mapping was replaced) faults and gets a new
+ *   frame, zeroed by __gmem_populate: the guest reads zeros, never stale data.
+ * - The mapping is replaced before the frame is freed: freed first, the
+ *   frame could go to another VM while this one still reached it.
+ */
+
+/*
+ * Arm [@hva, @hva + @len) for demand faults again, as the window was at
+ * creation: anonymous memory (MAP_FIXED replaces the old mapping in one
+ * step, nothing is left unmapped), registered with the VM's userfaultfd in
+ * missing mode, kept out of fork().
+ */
+static int map_missing(struct vm *vm, uint8_t *hva, uint64_t len)
+{
+	struct uffdio_register reg = {
+		.range = { (uintptr_t)hva, len }, .mode = UFFDIO_REGISTER_MODE_MISSING,
+	};
+
+	if (MM_FAULT_OR(MM_FAULT_MMAP, MAP_FAILED,
+			mmap(hva, len, PROT_READ | PROT_WRITE,
+			     MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			     -1, 0)) == MAP_FAILED)
+		return errno == ENOMEM ? -EMFILE : -errno;
+	madvise(hva, len, MADV_DONTFORK);
+	if (ioctl(vm->uffd, UFFDIO_REGISTER, &reg) < 0)
+		return -errno;
+	return 0;
+}
+
+/* mem_lock held: @n backed, unpinned pages from @idx leave the VM. */
+static int __discard_run(struct vm *vm, struct vm_region *r, uint64_t idx,
+			 uint64_t n, uint64_t *freed)
+{
+	uint8_t *hva = r->hva + (idx << MM_PAGE_SHIFT);
+	int ret = map_missing(vm, hva, n << MM_PAGE_SHIFT);
+
+	if (ret) {
+		/* the guest keeps its pages as they were */
+		gmem_map_back(vm, hva, &r->backing[idx], n, ret);
+		return ret;
+	}
+	for (uint64_t i = idx; i < idx + n; i++) {
+		uint32_t frame = r->backing[i];
+
+		r->backing[i] = NIL_FRAME;
+		vm->pool->gpa_of[frame] = 0;
+		r->populated[i >> MM_PAGEBLOCK_ORDER]--;
+		r->given_back[i >> MM_PAGEBLOCK_ORDER] = 1;
+		gmem_free_frame(vm, NULL, frame, 0);
+	}
+	__atomic_sub_fetch(&vm->stats.populated_pages, n, __ATOMIC_RELAXED);
+	*freed += n;
+	return 0;
+}
+
+/*
+ * mem_lock held: the 4 KiB-backed pages [@idx, @end) of one 2 MiB range
+ * leave, in runs of backed pages (one mapping call each). A pinned frame
+ * (a device ring, DMA in flight) stays: -EBUSY once the rest is done.
+ */
+static int __discard_pages(struct vm *vm, struct vm_region *r, uint64_t idx,
+			   uint64_t end, uint64_t *freed)
+{
+	int busy = 0;
+
+	while (idx < end) {
+		uint64_t n = 0;
+		long pinned;
+		int ret;
+
+		while (idx + n < end && r->backing[idx + n] != NIL_FRAME)
+			n++;
+		if (!n) {
+			idx++;
+			continue;
+		}
+		pinned = pool_frames_pinned(vm->pool, &r->backing[idx], n, NULL);
+		if (pinned) {
+			/* rare: page by page through this run, the pinned ones left */
+			n = 1;
+			pinned = pool_frames_pinned(vm->pool, &r->backing[idx], 1, NULL);
+		}
+		if (pinned) {
+			busy = pinned < 0 ? (int)pinned : -EBUSY;
+			idx++;
+			continue;
+		}
+		ret = __discard_run(vm, r, idx, n, freed);
+		if (ret)
+			return ret;
+		idx += n;
+	}
+	return busy;
+}
+
+/*
+ * mem_lock held: a whole 2 MiB range backed by one order-9 block leaves;
+ * the block is freed once, as one allocation (as gmem_destroy does).
+ */
+static int __discard_block(struct vm *vm, struct vm_region *r, uint64_t range,
+			   uint64_t *freed)
+{
+	uint64_t idx0 = range << MM_PAGEBLOCK_ORDER;
+	uint32_t block = r->backing[idx0];
+	uint8_t *hva = r->hva + (idx0 << MM_PAGE_SHIFT);
+	long pinned = pool_frames_pinned(vm->pool, &block, 1, NULL);
+	int ret;
+
+	if (pinned)
+		return pinned < 0 ? (int)pinned : -EBUSY;
+	ret = map_missing(vm, hva, MM_PAGEBLOCK_SIZE);
+	if (ret) {
+		/* one mapping of the block again; a later collapse makes it a PMD */
+		if (gmem_map(vm, hva, block, MM_PAGEBLOCK_SIZE))
+			gmem_map_back(vm, hva, &r->backing[idx0], MM_PAGEBLOCK_PAGES, ret);
+		r->huge[range] = RANGE_BLOCK;
+		return ret;
+	}
+	for (uint64_t i = 0; i < MM_PAGEBLOCK_PAGES; i++) {
+		vm->pool->gpa_of[block + i] = 0;
+		r->backing[idx0 + i] = NIL_FRAME;
+	}
+	__atomic_sub_fetch(&vm->stats.populated_pages, r->populated[range], __ATOMIC_RELAXED);
+	*freed += r->populated[range];
+	r->populated[range] = 0;
+	r->huge[range] = RANGE_4K;
+	r->given_back[range] = 1;
+	gmem_free_frame(vm, NULL, block, MM_PAGEBLOCK_ORDER);
+	__atomic_add_fetch(&vm->discard.blocks, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int gmem_discard(struct vm *vm, uint64_t gpa, uint64_t len)
+{
+	struct vm_region *r = gmem_region(vm, gpa, len);
+	uint64_t idx, end, freed = 0;
+	int ret = 0;
+
+	if (!r || !len || ((gpa | len) & (MM_PAGE_SIZE - 1))) {
+		__atomic_add_fetch(&vm->discard.failed, 1, __ATOMIC_RELAXED);
+		return -EINVAL;
+	}
+	idx = (gpa - r->gpa) >> MM_PAGE_SHIFT;
+	end = idx + (len >> MM_PAGE_SHIFT);
+	pthread_mutex_lock(&vm->mem_lock);
+	while (idx < end) {
+		uint64_t range = idx >> MM_PAGEBLOCK_ORDER;
+		uint64_t next = (range + 1) << MM_PAGEBLOCK_ORDER;
+		int err;
+
+		next = next < end ? next : end;
+		if (r->huge[range] == RANGE_4K)
+			err = __discard_pages(vm, r, idx, next, &freed);
+		else if (next - idx == MM_PAGEBLOCK_PAGES)
+			err = __discard_block(vm, r, range, &freed);
+		else if (!(err = __vm_split_range(vm, r, range)))
+			err = __discard_pages(vm, r, idx, next, &freed);
+		if (err && !ret)
+			ret = err;
+		idx = next;
+	}
+	__atomic_add_fetch(&vm->discard.calls, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&vm->discard.bytes, freed << MM_PAGE_SHIFT, __ATOMIC_RELAXED);
+	if (ret)
+		__atomic_add_fetch(&vm->discard.failed, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&vm->mem_lock);
+	return ret;
+}

@@ -1,0 +1,681 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The VM process's end of the pool service. Two request channels, as the
+ * service has two threads for us (pool_service.c): a fault's allocation,
+ * under the VM's memory lock, never queues behind an assembly's, which
+ * may wait for compaction calling back into this very process. A third
+ * socket carries the service's requests, answered by cb_thread.
+ *
+ * Lock order: chan.lock, then cache_lock (a leaf); ops_lock is read-held
+ * by cb_thread around an owner callback (which takes mem_lock), and
+ * write-held only to change the operations.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "vmm/pool_service/pool_client.h"
+#include "vmm/pool_service/pool_proto.h"
+
+struct chan {
+	int fd;
+	pthread_mutex_t lock;	/* one request in flight; q and r */
+	uint32_t seq;
+	struct pool_msg *q, *r;
+};
+
+struct pool_client {
+	struct chan fast, slow;
+	int cb_fd;
+	pthread_t cb_thread;
+	bool cb_running;
+	uint64_t frames;
+	uint32_t owner;
+	bool gone;			/* atomic */
+	uint64_t refused;		/* frames the service would not take back: a bug */
+	pthread_mutex_t cache_lock;
+	uint32_t *cache;		/* order-0 frames of ours, unused */
+	size_t nr, cap;
+	uint32_t runs[POOL_CLIENT_RUNS];	/* first frames of unused runs */
+	unsigned int nr_runs;
+	pthread_rwlock_t ops_lock;
+	const struct mm_owner_ops *ops;
+	void *priv;
+};
+
+static void went_away(struct pool_client *c, int why)
+{
+	if (!__atomic_exchange_n(&c->gone, true, __ATOMIC_ACQ_REL))
+		fprintf(stderr, "gpmm: the pool service is gone (%s): this VM keeps the "
+			"memory it has and cannot grow\n", strerror(-why));
+}
+
+bool pool_client_gone(struct pool_client *c)
+{
+	return __atomic_load_n(&c->gone, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * One request, its reply in ch->r; the reply's length or -errno. A
+ * service that closes is gone for good, and so is one that leaves a
+ * request of the fast channel unanswered for POOL_CLIENT_ANSWER_MS; the
+ * slow channel's requests compact, which takes as long as it takes
+ * (other VM processes answer moves on the way), so they wait for an
+ * answer or the end of the connection.
+ */
+static ssize_t __call(struct pool_client *c, struct chan *ch, size_t qlen)
+{
+	ssize_t len;
+	int ret;
+
+	if (pool_client_gone(c))
+		return -ESHUTDOWN;
+	ch->q->seq = ++ch->seq;
+	ret = pool_wire_send(ch->fd, ch->q, qlen, NULL, 0);
+	for (;;) {
+		if (ret)
+			break;
+		ret = pool_wire_wait(ch->fd, ch == &c->slow ? -1 : POOL_CLIENT_ANSWER_MS);
+		if (ret <= 0) {
+			ret = ret ? ret : -ETIMEDOUT;
+			break;
+		}
+		len = pool_wire_recv(ch->fd, ch->r, POOL_MSG_MAX, NULL, 0);
+		if (len <= 0) {
+			ret = len ? (int)len : -ECONNRESET;
+			break;
+		}
+		if (len >= (ssize_t)sizeof(*ch->r) && ch->r->seq == ch->q->seq)
+			return len;
+	}
+	went_away(c, ret);
+	return -ESHUTDOWN;
+}
+
+static struct pool_msg *begin(struct chan *ch, uint32_t op, uint32_t n)
+{
+	pthread_mutex_lock(&ch->lock);
+	memset(ch->q, 0, sizeof(*ch->q));
+	ch->q->op = op;
+	ch->q->n = n;
+	return ch->q;
+}
+
+static void end(struct chan *ch)
+{
+	pthread_mutex_unlock(&ch->lock);
+}
+
+/* A request without items; its reply's ret (or -errno). */
+static int call_simple(struct pool_client *c, uint32_t op, uint64_t a0)
+{
+	struct pool_msg *q = begin(&c->fast, op, 0);
+	ssize_t len;
+	int ret;
+
+	q->a[0] = a0;
+	len = __call(c, &c->fast, sizeof(*q));
+	ret = len < 0 ? (int)len : c->fast.r->ret;
+	end(&c->fast);
+	return ret;
+}
+
+long pool_client_alloc(struct pool_client *c, unsigned int order, unsigned int n,
+		       unsigned int flags, uint32_t *frames, unsigned int *bits)
+{
+	return pool_client_alloc_keep(c, order, n, flags, 0, frames, bits);
+}
+
+long pool_client_alloc_keep(struct pool_client *c, unsigned int order, unsigned int n,
+			    unsigned int flags, uint64_t keep_free, uint32_t *frames,
+			    unsigned int *bits)
+{
+	struct chan *ch = flags & POOL_ALLOC_NOWAIT ? &c->fast : &c->slow;
+	struct pool_msg *q = begin(ch, POOL_ALLOC, 0);
+	ssize_t len;
+	long ret;
+
+	q->a[0] = order;
+	q->a[1] = n;
+	q->a[2] = flags;
+	q->a[3] = keep_free;
+	len = __call(c, ch, sizeof(*q));
+	if (len < 0) {
+		ret = len;
+	} else if (ch->r->ret < 0) {
+		ret = ch->r->ret;
+	} else if (ch->r->n > n || (size_t)len != sizeof(*ch->r) + ch->r->n * sizeof(uint32_t)) {
+		ret = -EPROTO;
+	} else {
+		memcpy(frames, ch->r->data, ch->r->n * sizeof(uint32_t));
+		if (bits)
+			*bits = (ch->r->a[0] ? 1 : 0) | (ch->r->a[1] ? 2 : 0);
+		ret = ch->r->n ? (long)ch->r->n : -ENOMEM;
+		for (uint32_t i = 0; i < ch->r->n; i++)
+			if (frames[i] >= c->frames)
+				ret = -EPROTO;
+	}
+	end(ch);
+	return ret;
+}
+
+/* Send @n frames back; how many the service refused (counted), or -errno. */
+static long give_back(struct pool_client *c, const uint32_t *frames, size_t n)
+{
+	long refused = 0;
+
+	while (n) {
+		size_t k = n < POOL_MAX_ITEMS ? n : POOL_MAX_ITEMS;
+		struct pool_msg *q = begin(&c->fast, POOL_FREE, (uint32_t)k);
+		ssize_t len;
+
+		memcpy(q->data, frames, k * sizeof(uint32_t));
+		len = __call(c, &c->fast, sizeof(*q) + k * sizeof(uint32_t));
+		refused += len < 0 ? (long)k : (long)c->fast.r->a[0];
+		end(&c->fast);
+		if (len < 0)
+			return len;
+		frames += k;
+		n -= k;
+	}
+	__atomic_add_fetch(&c->refused, (uint64_t)refused, __ATOMIC_RELAXED);
+	return refused;
+}
+
+static int cache_push(struct pool_client *c, uint32_t frame)
+{
+	if (c->nr == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : POOL_CLIENT_HIGH * 2;
+		uint32_t *p = realloc(c->cache, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		c->cache = p;
+		c->cap = cap;
+	}
+	c->cache[c->nr++] = frame;
+	return 0;
+}
+
+long pool_client_page(struct pool_client *c)
+{
+	uint32_t got[POOL_CLIENT_BATCH];
+	long n, frame = -ENOMEM;
+
+	pthread_mutex_lock(&c->cache_lock);
+	if (c->nr) {
+		frame = c->cache[--c->nr];
+		pthread_mutex_unlock(&c->cache_lock);
+		return frame;
+	}
+	pthread_mutex_unlock(&c->cache_lock);
+	n = pool_client_alloc(c, 0, POOL_CLIENT_BATCH, POOL_ALLOC_NOWAIT, got, NULL);
+	if (n <= 0)
+		return n ? n : -ENOMEM;
+	pthread_mutex_lock(&c->cache_lock);
+	frame = got[--n];
+	while (n > 0 && cache_push(c, got[n - 1]) == 0)
+		n--;
+	pthread_mutex_unlock(&c->cache_lock);
+	/* the cache could not grow: these go straight back (a refusal is counted) */
+	if (n)
+		give_back(c, got, (size_t)n);
+	return frame;
+}
+
+long pool_client_pages(struct pool_client *c, unsigned int order)
+{
+	uint32_t got[POOL_CLIENT_RUNS];
+	long n, head;
+
+	if (order != POOL_CLIENT_RUN_ORDER) {
+		n = pool_client_alloc(c, order, 1, POOL_ALLOC_NOWAIT | POOL_ALLOC_SPLIT, got, NULL);
+		return n < 0 ? n : (long)got[0];
+	}
+	pthread_mutex_lock(&c->cache_lock);
+	if (c->nr_runs) {
+		head = c->runs[--c->nr_runs];
+		pthread_mutex_unlock(&c->cache_lock);
+		return head;
+	}
+	pthread_mutex_unlock(&c->cache_lock);
+	n = pool_client_alloc(c, order, POOL_CLIENT_RUNS, POOL_ALLOC_NOWAIT | POOL_ALLOC_SPLIT,
+			      got, NULL);
+	if (n <= 0)
+		return n ? n : -ENOMEM;
+	head = got[--n];
+	pthread_mutex_lock(&c->cache_lock);
+	/* another thread may have refilled meanwhile: the runs fit all the same */
+	while (n > 0 && c->nr_runs < POOL_CLIENT_RUNS)
+		c->runs[c->nr_runs++] = got[--n];
+	pthread_mutex_unlock(&c->cache_lock);
+	for (long i = 0; i < n; i++)
+		for (uint32_t k = 0; k < 1U << POOL_CLIENT_RUN_ORDER; k++)
+			if (pool_client_free(c, got[i] + k, 0))
+				break;
+	return head;
+}
+
+/*
+ * The cache keeps order-0 frames for the next faults; past its high mark
+ * half goes back in one message. With the service gone everything stays:
+ * the VM lives on what it has.
+ */
+int pool_client_free(struct pool_client *c, uint64_t frame, unsigned int order)
+{
+	uint32_t spill[POOL_CLIENT_HIGH];
+	size_t n = 0;
+	long refused;
+	int ret = 0;
+
+	if (frame >= c->frames || order > MM_PAGEBLOCK_ORDER)
+		return -EINVAL;
+	if (order && !pool_client_gone(c)) {
+		uint32_t f = (uint32_t)frame;
+
+		refused = give_back(c, &f, 1);
+		if (refused != -ESHUTDOWN)
+			return refused ? -EINVAL : 0;
+	}
+	pthread_mutex_lock(&c->cache_lock);
+	for (uint64_t i = 0; i < 1UL << order && !ret; i++)
+		ret = cache_push(c, (uint32_t)(frame + i));
+	if (c->nr > POOL_CLIENT_HIGH && !pool_client_gone(c)) {
+		n = POOL_CLIENT_HIGH / 2;
+		c->nr -= n;
+		memcpy(spill, &c->cache[c->nr], n * sizeof(*spill));
+	}
+	pthread_mutex_unlock(&c->cache_lock);
+	refused = n ? give_back(c, spill, n) : 0;
+	return ret ? ret : refused > 0 ? -EINVAL : 0;
+}
+
+uint64_t pool_client_cached(struct pool_client *c)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&c->cache_lock);
+	n = c->nr + ((uint64_t)c->nr_runs << POOL_CLIENT_RUN_ORDER);
+	pthread_mutex_unlock(&c->cache_lock);
+	return n;
+}
+
+uint64_t pool_client_refused(struct pool_client *c)
+{
+	return __atomic_load_n(&c->refused, __ATOMIC_RELAXED);
+}
+
+/*
+ * Cached runs become single cached frames (a run has to be whole to be
+ * handed out as one). cache_lock held; a frame that finds no room stays in
+ * its run.
+ */
+static void __dissolve_runs(struct pool_client *c)
+{
+	while (c->nr_runs) {
+		uint32_t head = c->runs[c->nr_runs - 1];
+
+		for (uint32_t k = 0; k < 1U << POOL_CLIENT_RUN_ORDER; k++)
+			if (cache_push(c, head + k))
+				return;
+		c->nr_runs--;
+	}
+}
+
+uint64_t pool_client_drain(struct pool_client *c)
+{
+	uint32_t *frames;
+	size_t n;
+	long refused;
+
+	pthread_mutex_lock(&c->cache_lock);
+	__dissolve_runs(c);
+	frames = c->cache;
+	n = c->nr;
+	c->cache = NULL;
+	c->nr = c->cap = 0;
+	pthread_mutex_unlock(&c->cache_lock);
+	refused = n ? give_back(c, frames, n) : 0;
+	free(frames);
+	return refused < 0 ? n : (uint64_t)refused;
+}
+
+int pool_client_frame_op(struct pool_client *c, unsigned int op, uint64_t frame)
+{
+	if (op != POOL_SPLIT && op != POOL_PIN && op != POOL_UNPIN)
+		return -EINVAL;
+	/* without a service nobody else looks at our blocks: nothing to tell */
+	if (pool_client_gone(c))
+		return 0;
+	return call_simple(c, op, frame);
+}
+
+long pool_client_pinned(struct pool_client *c, const uint32_t *frames, size_t n,
+			size_t *unallocated)
+{
+	long pinned = 0;
+
+	if (unallocated)
+		*unallocated = 0;
+	while (n && !pool_client_gone(c)) {
+		size_t k = n < POOL_MAX_ITEMS ? n : POOL_MAX_ITEMS;
+		struct pool_msg *q = begin(&c->fast, POOL_PINNED, (uint32_t)k);
+		ssize_t len;
+
+		memcpy(q->data, frames, k * sizeof(uint32_t));
+		len = __call(c, &c->fast, sizeof(*q) + k * sizeof(uint32_t));
+		if (len >= 0 && c->fast.r->ret >= 0) {
+			pinned += c->fast.r->ret;
+			if (unallocated)
+				*unallocated += c->fast.r->a[0];
+		}
+		len = len < 0 ? len : c->fast.r->ret < 0 ? c->fast.r->ret : 0;
+		end(&c->fast);
+		if (len < 0)
+			return len;
+		frames += k;
+		n -= k;
+	}
+	return pinned;
+}
+
+int pool_client_info(struct pool_client *c, const uint32_t *frames, size_t n,
+		     struct mm_frame_info *infos)
+{
+	while (n) {
+		size_t k = n < POOL_MAX_ITEMS ? n : POOL_MAX_ITEMS;
+		struct pool_msg *q = begin(&c->fast, POOL_INFO, (uint32_t)k);
+		const struct pool_wire_info *w = (const struct pool_wire_info *)c->fast.r->data;
+		ssize_t len;
+		int ret = 0;
+
+		memcpy(q->data, frames, k * sizeof(uint32_t));
+		len = __call(c, &c->fast, sizeof(*q) + k * sizeof(uint32_t));
+		if (len < 0 || c->fast.r->ret < 0 || c->fast.r->n != k)
+			ret = len < 0 ? (int)len : c->fast.r->ret < 0 ? c->fast.r->ret : -EPROTO;
+		for (size_t i = 0; !ret && i < k; i++)
+			infos[i] = (struct mm_frame_info){ .state = w[i].state, .order = w[i].order,
+				.mt = w[i].mt, .owner = w[i].owner, .pins = w[i].pins };
+		end(&c->fast);
+		if (ret)
+			return ret;
+		frames += k;
+		infos += k;
+		n -= k;
+	}
+	return 0;
+}
+
+int pool_client_stats(struct pool_client *c, struct mm_stats *st)
+{
+	struct pool_msg *q = begin(&c->fast, POOL_STATS, 0);
+	ssize_t len = __call(c, &c->fast, sizeof(*q));
+	int ret = len < 0 ? (int)len : c->fast.r->ret;
+
+	if (!ret && (size_t)len != sizeof(*q) + sizeof(*st))
+		ret = -EPROTO;
+	if (!ret)
+		memcpy(st, c->fast.r->data, sizeof(*st));
+	end(&c->fast);
+	return ret;
+}
+
+int pool_client_walk(struct pool_client *c, mm_pageblock_fn fn, void *opaque)
+{
+	uint64_t pbs = c->frames >> MM_PAGEBLOCK_ORDER, first = 0;
+
+	while (first < pbs) {
+		struct pool_msg *q = begin(&c->fast, POOL_WALK, 0);
+		const struct mm_pageblock_info *pbi =
+			(const struct mm_pageblock_info *)c->fast.r->data;
+		ssize_t len;
+		int ret;
+
+		q->a[0] = first;
+		len = __call(c, &c->fast, sizeof(*q));
+		ret = len < 0 ? (int)len : c->fast.r->ret;
+		if (!ret && (!c->fast.r->n || first + c->fast.r->n > pbs))
+			ret = -EPROTO;
+		for (uint32_t i = 0; !ret && i < c->fast.r->n; i++)
+			fn(opaque, first + i, &pbi[i]);
+		if (!ret)
+			first += c->fast.r->n;
+		end(&c->fast);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+void pool_client_report(struct pool_client *c, const char *json_text)
+{
+	size_t n = strlen(json_text);
+	struct pool_msg *q;
+
+	if (n > POOL_MSG_MAX - sizeof(*q) || pool_client_gone(c))
+		return;
+	q = begin(&c->fast, POOL_VM_REPORT, 0);
+	memcpy(q->data, json_text, n);
+	/* no reply: a report lost with the service is lost with its reader */
+	if (pool_wire_send(c->fast.fd, q, sizeof(*q) + n, NULL, 0) == -EPIPE)
+		went_away(c, -EPIPE);
+	end(&c->fast);
+}
+
+void pool_client_set_owner(struct pool_client *c, const struct mm_owner_ops *ops, void *priv)
+{
+	pthread_rwlock_wrlock(&c->ops_lock);
+	c->ops = ops;
+	c->priv = priv;
+	pthread_rwlock_unlock(&c->ops_lock);
+}
+
+/*
+ * The service asks us to move a block. A frame in our cache holds nothing
+ * yet: the new one simply takes its place. Anything else is the owner's
+ * (the VM's ram_migrate), exactly as mm/ would call it in one process.
+ */
+static int answer_migrate(struct pool_client *c, uint64_t old, uint64_t new, unsigned int order)
+{
+	int ret = -EBUSY;
+
+	if (old >= c->frames || new >= c->frames || order > MM_PAGEBLOCK_ORDER)
+		return -EINVAL;
+	if (!order) {
+		pthread_mutex_lock(&c->cache_lock);
+		/* a frame of a cached run: the runs break up into single frames */
+		for (unsigned int i = 0; i < c->nr_runs; i++)
+			if (old - c->runs[i] < 1U << POOL_CLIENT_RUN_ORDER) {
+				__dissolve_runs(c);
+				break;
+			}
+		for (size_t i = 0; i < c->nr; i++)
+			if (c->cache[i] == old) {
+				c->cache[i] = (uint32_t)new;
+				ret = 0;
+				break;
+			}
+		pthread_mutex_unlock(&c->cache_lock);
+		if (!ret)
+			return 0;
+	}
+	pthread_rwlock_rdlock(&c->ops_lock);
+	if (c->ops && c->ops->migrate)
+		ret = c->ops->migrate(c->priv, old, new, order);
+	pthread_rwlock_unlock(&c->ops_lock);
+	return ret;
+}
+
+static void *cb_thread(void *arg)
+{
+	struct pool_client *c = arg;
+	struct pool_msg m;
+
+	for (;;) {
+		ssize_t len = pool_wire_recv(c->cb_fd, &m, sizeof(m), NULL, 0);
+
+		if (len <= 0)
+			break;
+		if (len != (ssize_t)sizeof(m) || m.op != POOL_MIGRATE)
+			continue;
+		m.ret = answer_migrate(c, m.a[0], m.a[1], (unsigned int)m.a[2]);
+		if (pool_wire_send(c->cb_fd, &m, sizeof(m), NULL, 0))
+			break;
+	}
+	return NULL;
+}
+
+static int chan_init(struct chan *ch, int fd)
+{
+	ch->fd = fd;
+	pthread_mutex_init(&ch->lock, NULL);
+	ch->q = calloc(1, POOL_MSG_MAX);
+	ch->r = calloc(1, POOL_MSG_MAX);
+	return ch->q && ch->r ? 0 : -ENOMEM;
+}
+
+static void chan_fini(struct chan *ch)
+{
+	if (ch->fd >= 0)
+		close(ch->fd);
+	pthread_mutex_destroy(&ch->lock);
+	free(ch->q);
+	free(ch->r);
+}
+
+static int say_hello(struct pool_client *c, const char *name, uint64_t ram_bytes,
+		     const int theirs[2], struct pool_client_info *info, char *err, size_t errlen)
+{
+	struct pool_msg *m = c->fast.q;
+	size_t n = strnlen(name, POOL_NAME_MAX - 1);
+	int fd = -1;
+	ssize_t len;
+	int ret;
+
+	*m = (struct pool_msg){ .op = POOL_HELLO, .n = (uint32_t)n,
+				.a = { POOL_PROTO_VERSION, ram_bytes, (uint64_t)getpid() } };
+	memcpy(m->data, name, n);
+	ret = pool_wire_send(c->fast.fd, m, sizeof(*m) + n, theirs, 2);
+	if (ret) {
+		snprintf(err, errlen, "saying hello to the pool service: %s", strerror(-ret));
+		return ret;
+	}
+	ret = pool_wire_wait(c->fast.fd, POOL_CLIENT_ANSWER_MS);
+	len = ret > 0 ? pool_wire_recv(c->fast.fd, c->fast.r, POOL_MSG_MAX, &fd, 1) : -ETIMEDOUT;
+	m = c->fast.r;
+	if (len < (ssize_t)sizeof(*m) || m->op != POOL_HELLO) {
+		snprintf(err, errlen, "the pool service did not answer");
+		ret = len < 0 ? (int)len : -EPROTO;
+	} else if (m->ret < 0) {
+		size_t k = (size_t)len - sizeof(*m) < errlen - 1 ? (size_t)len - sizeof(*m) : errlen - 1;
+
+		memcpy(err, m->data, k);
+		err[k] = '\0';
+		ret = m->ret;
+	} else if (fd < 0) {
+		snprintf(err, errlen, "the pool service sent no pool");
+		ret = -EPROTO;
+	} else {
+		c->frames = m->a[0];
+		c->owner = (uint32_t)m->a[1];
+		*info = (struct pool_client_info){ .frames = m->a[0], .owner = c->owner,
+			.quota = m->a[3], .host_huge = m->a[2] & POOL_HOST_HUGE,
+			.release_ms = (unsigned int)m->a[2], .pool_fd = fd };
+		return 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+int pool_client_connect(const char *path, const char *name, uint64_t ram_bytes,
+			struct pool_client **out, struct pool_client_info *info,
+			char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int cb[2] = { -1, -1 }, slow[2] = { -1, -1 }, theirs[2];
+	struct pool_client *c = calloc(1, sizeof(*c));
+	sigset_t all, old;
+	int ret = -ENOMEM;
+
+	if (!c)
+		return ret;
+	c->cb_fd = -1;
+	pthread_mutex_init(&c->cache_lock, NULL);
+	pthread_rwlock_init(&c->ops_lock, NULL);
+	if (chan_init(&c->fast, socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) ||
+	    chan_init(&c->slow, -1))
+		goto fail;
+	ret = -errno;
+	if (c->fast.fd < 0 || strlen(path) >= sizeof(sa.sun_path) ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cb) ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, slow)) {
+		snprintf(err, errlen, "pool socket %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	strcpy(sa.sun_path, path);
+	if (connect(c->fast.fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		ret = -errno;
+		snprintf(err, errlen, "no pool service on %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	c->cb_fd = cb[0];
+	c->slow.fd = slow[0];
+	theirs[0] = cb[1];
+	theirs[1] = slow[1];
+	ret = say_hello(c, name, ram_bytes, theirs, info, err, errlen);
+	close(cb[1]);
+	close(slow[1]);
+	cb[1] = slow[1] = -1;
+	if (ret)
+		goto fail;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	ret = -pthread_create(&c->cb_thread, NULL, cb_thread, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret) {
+		close(info->pool_fd);
+		snprintf(err, errlen, "cannot start the pool client: %s", strerror(-ret));
+		goto fail;
+	}
+	c->cb_running = true;
+	*out = c;
+	return 0;
+fail:
+	if (cb[0] >= 0 && c->cb_fd < 0)
+		close(cb[0]);
+	if (cb[1] >= 0)
+		close(cb[1]);
+	if (slow[0] >= 0 && c->slow.fd < 0)
+		close(slow[0]);
+	if (slow[1] >= 0)
+		close(slow[1]);
+	pool_client_close(c);
+	return ret;
+}
+
+void pool_client_close(struct pool_client *c)
+{
+	if (!c)
+		return;
+	if (c->cb_running) {
+		shutdown(c->cb_fd, SHUT_RDWR);
+		pthread_join(c->cb_thread, NULL);
+	}
+	if (c->cb_fd >= 0)
+		close(c->cb_fd);
+	chan_fini(&c->fast);
+	chan_fini(&c->slow);
+	pthread_mutex_destroy(&c->cache_lock);
+	pthread_rwlock_destroy(&c->ops_lock);
+	free(c->cache);
+	free(c);
+}
