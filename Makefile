@@ -79,6 +79,7 @@ VMM_SRCS   := vmm/memory/pool_backend.c \
               vmm/boot/acpi.c \
               vmm/core/vcpu.c \
               vmm/core/vm.c \
+              vmm/core/machine.c \
               vmm/core/config.c \
               vmm/control/qmp.c \
               vmm/control/qmp_client.c \
@@ -89,8 +90,12 @@ VMM_SRCS   := vmm/memory/pool_backend.c \
               cli/cmd_host.c \
               vmm/control/console_buf.c \
               vmm/control/console.c \
-              vmm/sys/sandbox.c \
-              devices/device.c \
+              vmm/sys/sandbox.c
+
+# devices/ is a library of its own: it reaches the machine only through
+# devices/machine.h, and links without vmm/ (tests/devices/ proves it).
+DEV_SRCS   := devices/device.c \
+              devices/machine.c \
               devices/legacy/serial8250.c \
               devices/legacy/debugport.c \
               devices/legacy/power.c \
@@ -112,19 +117,24 @@ APP_SRCS   := $(VMM_SRCS) \
               bench/bench_isolation.c \
               cli/cli.c
 
-UNIT_SRCS  := $(wildcard tests/unit/*.c)
+UNIT_SRCS  := $(wildcard tests/unit/*.c) tests/runner.c
+DEVT_SRCS  := $(wildcard tests/devices/*.c) tests/runner.c
 INTEG_SRCS := $(wildcard tests/integration/*.c)
 
 MM_OBJS    := $(MM_SRCS:%.c=$(BUILD)/%.o)
+DEV_OBJS   := $(DEV_SRCS:%.c=$(BUILD)/%.o)
 APP_OBJS   := $(APP_SRCS:%.c=$(BUILD)/%.o)
 UNIT_OBJS  := $(UNIT_SRCS:%.c=$(BUILD)/%.o)
+DEVT_OBJS  := $(DEVT_SRCS:%.c=$(BUILD)/%.o)
 INTEG_OBJS := $(INTEG_SRCS:%.c=$(BUILD)/%.o)
 LIBMM      := $(BUILD)/libgpmm-mm.a
+LIBDEV     := $(BUILD)/libgpmm-devices.a
 LIBAPP     := $(BUILD)/libgpmm.a
 GPMM       := $(BUILD)/gpmm
 # libvirt's <emulator>: gpmm under a name that makes it `gpmm qemu`
 GPMM_QEMU  := $(BUILD)/gpmm-qemu
 UNIT       := $(BUILD)/tests/unit-tests
+DEVTEST    := $(BUILD)/tests/device-tests
 INTEG      := $(BUILD)/tests/integration-tests
 DEPS_OK    := build/.deps-ok
 
@@ -161,20 +171,28 @@ $(BUILD)/%.o: %.c | $(DEPS_OK)
 $(LIBMM): $(MM_OBJS)
 	$(call say,AR,$@)$(AR) rcs $@ $^
 
+$(LIBDEV): $(DEV_OBJS)
+	$(call say,AR,$@)$(AR) rcs $@ $^
+
 $(LIBAPP): $(APP_OBJS)
 	$(call say,AR,$@)$(AR) rcs $@ $^
 
-$(GPMM): $(BUILD)/cli/main.o $(LIBAPP) $(LIBMM)
+$(GPMM): $(BUILD)/cli/main.o $(LIBAPP) $(LIBDEV) $(LIBMM)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(GPMM_QEMU): | $(GPMM)
 	$(call say,LN,$@)ln -sf gpmm $@
 
-$(UNIT): $(UNIT_OBJS) $(LIBAPP) $(LIBMM)
+$(UNIT): $(UNIT_OBJS) $(LIBAPP) $(LIBDEV) $(LIBMM)
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcunit
 
-$(INTEG): $(INTEG_OBJS) $(LIBAPP) $(LIBMM)
+# the devices' own suites: the devices library and the machine double, no vmm/
+$(DEVTEST): $(DEVT_OBJS) $(LIBDEV)
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ -lcunit
+
+$(INTEG): $(INTEG_OBJS) $(LIBAPP) $(LIBDEV) $(LIBMM)
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcunit
 
@@ -231,16 +249,17 @@ endif
 # crashes stay fixed), then TEST_FUZZ_SECONDS of fuzzing each (about a
 # minute in all); long runs are `make fuzz FUZZ_SECONDS=N`.
 TEST_FUZZ_SECONDS ?= 8
-test: test-where $(UNIT) $(INTEG) $(GPMM) $(GPMM_QEMU) guests guest-linux fuzz-build
+test: test-where $(UNIT) $(DEVTEST) $(INTEG) $(GPMM) $(GPMM_QEMU) guests guest-linux fuzz-build
 	@rc=0; env $(UNIT_ENV) $(UNIT) || rc=1; \
+	env $(UNIT_ENV) $(DEVTEST) || rc=1; \
 	$(MAKE) --no-print-directory fuzz-regress || rc=1; \
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) || rc=1; \
 	$(INTEG_RUN); exit $$rc
 
-# The unit suites alone: what CI runs again under ASan+UBSan and TSan
+# The unit and device suites alone: what CI runs again under ASan+UBSan and TSan
 # (SANITIZE=1, TSAN=1), where a whole sanitized make test would not fit.
-test-unit: $(UNIT)
-	@env $(UNIT_ENV) $(UNIT)
+test-unit: $(UNIT) $(DEVTEST)
+	@rc=0; env $(UNIT_ENV) $(UNIT) || rc=1; env $(UNIT_ENV) $(DEVTEST) || rc=1; exit $$rc
 
 # The runner's own check (tests/vm/selftest), then the integration suites
 # once per host kernel, each in the test VM, and a table kernel x suite.

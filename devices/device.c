@@ -7,7 +7,6 @@
 #include <errno.h>
 
 #include "devices/device.h"
-#include "vmm/core/vm.h"
 
 /*
  * virtio-mmio devices take the next free slot in this order: with a disk,
@@ -77,21 +76,21 @@ static const struct dev_range *find(const struct dev_range *r, unsigned int nr,
 	return NULL;
 }
 
-int dev_pio(struct vm *vm, struct vcpu *vcpu, uint16_t port, uint8_t *data,
+int dev_pio(struct machine *m, struct vcpu *vcpu, uint16_t port, uint8_t *data,
 	    unsigned int len, bool is_write)
 {
-	const struct dev_range *r = find(vm->bus.pio, vm->bus.nr_pio, port);
+	const struct dev_range *r = find(m->bus.pio, m->bus.nr_pio, port);
 
-	return r ? r->io(vm, vcpu, r->opaque, port, data, len, is_write)
+	return r ? r->io(m, vcpu, r->opaque, port, data, len, is_write)
 		 : -ENODEV;
 }
 
-int dev_mmio(struct vm *vm, struct vcpu *vcpu, uint64_t addr, uint8_t *data,
+int dev_mmio(struct machine *m, struct vcpu *vcpu, uint64_t addr, uint8_t *data,
 	     unsigned int len, bool is_write)
 {
-	const struct dev_range *r = find(vm->bus.mmio, vm->bus.nr_mmio, addr);
+	const struct dev_range *r = find(m->bus.mmio, m->bus.nr_mmio, addr);
 
-	return r ? r->io(vm, vcpu, r->opaque, addr, data, len, is_write)
+	return r ? r->io(m, vcpu, r->opaque, addr, data, len, is_write)
 		 : -ENODEV;
 }
 
@@ -100,33 +99,33 @@ int dev_mmio(struct vm *vm, struct vcpu *vcpu, uint64_t addr, uint8_t *data,
  * here. Either way each exit hook runs once: the VM's destruction calls
  * devices_exit again, which skips what is gone (priv NULL).
  */
-int devices_init(struct vm *vm)
+int devices_init(struct machine *m)
 {
 	for (unsigned int i = 0; i < NR_DEVICES; i++) {
-		int err = device_registry[i]->init(vm, &vm->bus.priv[i]);
+		int err = device_registry[i]->init(m, &m->bus.priv[i]);
 
 		if (err) {
-			vm->bus.priv[i] = NULL;
-			devices_exit(vm);
+			m->bus.priv[i] = NULL;
+			devices_exit(m);
 			return err;
 		}
 	}
 	return 0;
 }
 
-void *dev_priv(struct vm *vm, const struct device_ops *ops)
+void *dev_priv(struct machine *m, const struct device_ops *ops)
 {
 	for (unsigned int i = 0; i < NR_DEVICES; i++)
 		if (device_registry[i] == ops)
-			return vm->bus.priv[i];
+			return m->bus.priv[i];
 	return NULL;
 }
 
-void devices_exit(struct vm *vm)
+void devices_exit(struct machine *m)
 {
 	for (unsigned int i = NR_DEVICES; i-- > 0;) {
-		if (device_registry[i]->exit && vm->bus.priv[i])
-			device_registry[i]->exit(vm, vm->bus.priv[i]);
-		vm->bus.priv[i] = NULL;
+		if (device_registry[i]->exit && m->bus.priv[i])
+			device_registry[i]->exit(m, m->bus.priv[i]);
+		m->bus.priv[i] = NULL;
 	}
 }

@@ -11,7 +11,6 @@
 
 #include "devices/device.h"
 #include "guests/abi.h"
-#include "vmm/core/vm.h"
 
 
 static uint32_t port_value(const uint8_t *data, unsigned int len)
@@ -22,7 +21,7 @@ static uint32_t port_value(const uint8_t *data, unsigned int len)
 	return v;
 }
 
-static int post_io(struct vm *vm, struct vcpu *vcpu, void *opaque,
+static int post_io(struct machine *m, struct vcpu *vcpu, void *opaque,
 		   uint64_t addr, uint8_t *data, unsigned int len, bool is_write)
 {
 	if (!is_write)
@@ -30,46 +29,37 @@ static int post_io(struct vm *vm, struct vcpu *vcpu, void *opaque,
 	return 0;
 }
 
-static int exit_io(struct vm *vm, struct vcpu *vcpu, void *opaque,
+static int exit_io(struct machine *m, struct vcpu *vcpu, void *opaque,
 		   uint64_t addr, uint8_t *data, unsigned int len, bool is_write)
 {
 	if (!is_write) {
 		memset(data, 0xff, len);
 		return 0;
 	}
-	vm_request_stop(vm, VM_SHUTDOWN, (int)port_value(data, len));
+	machine_exit(m, (int)port_value(data, len));
 	return 0;
 }
 
-static int checkpoint_io(struct vm *vm, struct vcpu *vcpu, void *opaque,
+static int checkpoint_io(struct machine *m, struct vcpu *vcpu, void *opaque,
 			 uint64_t addr, uint8_t *data, unsigned int len,
 			 bool is_write)
 {
-	int err, ret;
-
 	if (!is_write) {
 		memset(data, 0xff, len);
 		return 0;
 	}
-	if (!vm->checkpoint)
-		return 0;
-	err = vm_pause(vm, vcpu);
-	if (err)
-		return err;
-	err = vm->checkpoint(vm, port_value(data, len), vm->checkpoint_opaque);
-	ret = vm_resume(vm, vcpu);
-	return err ? err : ret;
+	return machine_checkpoint(m, vcpu, port_value(data, len));
 }
 
-static int debugport_init(struct vm *vm, void **priv)
+static int debugport_init(struct machine *m, void **priv)
 {
 	int err;
 
-	err = dev_register_pio(&vm->bus, "post", GPMM_POST_PORT, 1, post_io, NULL);
+	err = dev_register_pio(&m->bus, "post", GPMM_POST_PORT, 1, post_io, NULL);
 	if (!err)
-		err = dev_register_pio(&vm->bus, "exit", GPMM_EXIT_PORT, 1, exit_io, NULL);
+		err = dev_register_pio(&m->bus, "exit", GPMM_EXIT_PORT, 1, exit_io, NULL);
 	if (!err)
-		err = dev_register_pio(&vm->bus, "checkpoint", GPMM_CHECKPOINT_PORT, 1,
+		err = dev_register_pio(&m->bus, "checkpoint", GPMM_CHECKPOINT_PORT, 1,
 				       checkpoint_io, NULL);
 	return err;
 }

@@ -12,7 +12,6 @@
 
 #include "devices/device.h"
 #include "devices/legacy/power.h"
-#include "vmm/core/vm.h"
 
 #define SLP_EN			0x20
 #define SLP_TYP(v)		(((v) >> 2) & 7)
@@ -30,62 +29,62 @@ static int read_zero(uint8_t *data, unsigned int len)
 	return 0;
 }
 
-static int pm_io(struct vm *vm, struct vcpu *vcpu, void *opaque, uint64_t port,
+static int pm_io(struct machine *m, struct vcpu *vcpu, void *opaque, uint64_t port,
 		 uint8_t *data, unsigned int len, bool is_write)
 {
 	if (!is_write)
 		return read_zero(data, len);
 	if (port == PM_SLEEP_CTL_PORT && (data[0] & SLP_EN) &&
 	    SLP_TYP(data[0]) == PM_S5_SLP_TYP)
-		vm_guest_power(vm, false);
+		machine_power(m, false);
 	else if (port == PM_RESET_PORT && data[0] == PM_RESET_VALUE)
-		vm_guest_power(vm, true);
+		machine_power(m, true);
 	return 0;
 }
 
-static int i8042_io(struct vm *vm, struct vcpu *vcpu, void *opaque, uint64_t port,
+static int i8042_io(struct machine *m, struct vcpu *vcpu, void *opaque, uint64_t port,
 		    uint8_t *data, unsigned int len, bool is_write)
 {
 	if (!is_write)
 		return read_zero(data, len);
 	if (port == I8042_CMD_PORT && data[0] == I8042_CMD_RESET)
-		vm_guest_power(vm, true);
+		machine_power(m, true);
 	return 0;
 }
 
-static int rst_cnt_io(struct vm *vm, struct vcpu *vcpu, void *opaque, uint64_t port,
+static int rst_cnt_io(struct machine *m, struct vcpu *vcpu, void *opaque, uint64_t port,
 		      uint8_t *data, unsigned int len, bool is_write)
 {
 	if (!is_write)
 		return read_zero(data, len);
 	if (data[0] & RST_CNT_RESET)
-		vm_guest_power(vm, true);
+		machine_power(m, true);
 	return 0;
 }
 
 /* The GED's interrupt is edge-triggered: one pulse is one press. */
-int power_button_press(struct vm *vm)
+int power_button_press(struct machine *m)
 {
 	int ret;
 
-	if (!vm->acpi)
+	if (!m->acpi)
 		return -ENODEV;
-	ret = vm_irq_line(vm, PM_GED_GSI, true);
+	ret = machine_irq_line(m, PM_GED_GSI, true);
 	if (!ret)
-		ret = vm_irq_line(vm, PM_GED_GSI, false);
+		ret = machine_irq_line(m, PM_GED_GSI, false);
 	return ret;
 }
 
-static int power_init(struct vm *vm, void **priv)
+static int power_init(struct machine *m, void **priv)
 {
-	int err = dev_register_pio(&vm->bus, "acpi-pm", PM_SLEEP_CTL_PORT, 3, pm_io, NULL);
+	int err = dev_register_pio(&m->bus, "acpi-pm", PM_SLEEP_CTL_PORT, 3, pm_io, NULL);
 
 	if (!err)
-		err = dev_register_pio(&vm->bus, "i8042", I8042_DATA_PORT, 1, i8042_io, NULL);
+		err = dev_register_pio(&m->bus, "i8042", I8042_DATA_PORT, 1, i8042_io, NULL);
 	if (!err)
-		err = dev_register_pio(&vm->bus, "i8042", I8042_CMD_PORT, 1, i8042_io, NULL);
+		err = dev_register_pio(&m->bus, "i8042", I8042_CMD_PORT, 1, i8042_io, NULL);
 	if (!err)
-		err = dev_register_pio(&vm->bus, "reset-control", RST_CNT_PORT, 1, rst_cnt_io, NULL);
+		err = dev_register_pio(&m->bus, "reset-control", RST_CNT_PORT, 1, rst_cnt_io, NULL);
 	return err;
 }
 

@@ -13,12 +13,12 @@
 #define PM_S5_SLP_TYP		5	/* the \_S5 package of the DSDT */
 #define PM_GED_GSI		10	/* the power button's Generic Event Device */
 
-struct vm;
+struct machine;
 
 /*
  * Press the guest's ACPI power button (vmm/boot/acpi.c); -ENODEV when the
  * guest has no ACPI (a flat payload), else what KVM_IRQ_LINE said.
  */
-int power_button_press(struct vm *vm);
+int power_button_press(struct machine *m);
 
 #endif

@@ -5,7 +5,7 @@
  * MCR/MSR, a FIFO that IIR reports as enabled, and interrupts for
  * received data and an empty transmitter. Output goes to the VM's console
  * at once, so the transmitter is always empty; input arrives from the
- * console side (vm_console_input) into a receive buffer larger than a
+ * console side (machine_console_input) into a receive buffer larger than a
  * real FIFO; what does not fit stays with the console side until it does.
  *
  * The interrupt line follows "an interrupt is pending" after every
@@ -18,7 +18,6 @@
 #include <stdlib.h>
 
 #include "devices/device.h"
-#include "vmm/core/vm.h"
 
 #define COM1_BASE	0x3f8
 #define COM1_IRQ	4
@@ -59,7 +58,7 @@
 #define RX_SIZE		65536	/* a power of two */
 
 struct serial8250 {
-	struct vm *vm;
+	struct machine *m;
 	pthread_mutex_t lock;	/* a leaf: vCPU threads and the console side */
 	uint8_t ier, lcr, mcr, scr, fcr, dll, dlm;
 	bool thri_pending;	/* THR became empty and nobody read IIR since */
@@ -95,7 +94,7 @@ static void update_irq(struct serial8250 *s)
 	if (level == s->irq_level)
 		return;
 	s->irq_level = level;
-	if (vm_irq_line(s->vm, COM1_IRQ, level))
+	if (machine_irq_line(s->m, COM1_IRQ, level))
 		s->irq_level = !level;	/* no irqchip: polled drivers still work */
 }
 
@@ -149,7 +148,7 @@ static void transmit(struct serial8250 *s, uint8_t val)
 		if (rx_count(s) < RX_SIZE)
 			s->rx[s->rx_head++ & (RX_SIZE - 1)] = val;
 	} else {
-		vm_console_write(s->vm, (const char *)&val, 1);
+		machine_console_write(s->m, (const char *)&val, 1);
 	}
 	s->thri_pending = true;
 }
@@ -194,7 +193,7 @@ static void serial_write(struct serial8250 *s, unsigned int reg, uint8_t val)
 	}
 }
 
-static int serial_io(struct vm *vm, struct vcpu *vcpu, void *opaque,
+static int serial_io(struct machine *m, struct vcpu *vcpu, void *opaque,
 		     uint64_t addr, uint8_t *data, unsigned int len,
 		     bool is_write)
 {
@@ -233,32 +232,32 @@ static size_t serial_input(void *opaque, const char *buf, size_t len)
 	return n;
 }
 
-static int serial_init(struct vm *vm, void **priv)
+static int serial_init(struct machine *m, void **priv)
 {
 	struct serial8250 *s = calloc(1, sizeof(*s));
 	int err;
 
 	if (!s)
 		return -ENOMEM;
-	s->vm = vm;
+	s->m = m;
 	pthread_mutex_init(&s->lock, NULL);
-	err = dev_register_pio(&vm->bus, "serial8250", COM1_BASE, 8, serial_io, s);
+	err = dev_register_pio(&m->bus, "serial8250", COM1_BASE, 8, serial_io, s);
 	if (err) {
 		pthread_mutex_destroy(&s->lock);
 		free(s);
 		return err;
 	}
-	vm->console_input = serial_input;
-	vm->console_input_opaque = s;
+	m->console_input = serial_input;
+	m->console_input_opaque = s;
 	*priv = s;
 	return 0;
 }
 
-static void serial_exit(struct vm *vm, void *priv)
+static void serial_exit(struct machine *m, void *priv)
 {
 	struct serial8250 *s = priv;
 
-	vm->console_input = NULL;
+	m->console_input = NULL;
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }

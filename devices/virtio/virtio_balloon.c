@@ -7,7 +7,7 @@
  * then stats and reporting if the driver accepted them.
  *
  * Inflate: every 4 KiB PFN the guest gives leaves its backing and the
- * frame returns to the pool (gmem_discard); the guest touching the page
+ * frame returns to the pool (machine_guest_discard); the guest touching the page
  * again gets a fresh zeroed one through userfaultfd. Deflate: nothing to
  * do, for the same reason. Free page reporting: each reported range
  * (normally a 2 MiB block, which frees an assembled block whole) goes the
@@ -28,8 +28,6 @@
 #include "devices/device.h"
 #include "devices/virtio/virtio_balloon.h"
 #include "devices/virtio/virtio_mmio.h"
-#include "vmm/memory/guest_mem.h"
-#include "vmm/core/vm.h"
 
 #define BALLOON_QUEUE_SIZE	128	/* Linux's reporting wants 32 at least */
 #define BALLOON_PFN_BATCH	256	/* PFNs read from a buffer at a time */
@@ -124,23 +122,23 @@ static bool balloon_config_write(struct virtio_mmio_dev *dev, uint32_t off,
  */
 static void give_back(struct virtio_balloon *b, uint64_t pfn, uint64_t n)
 {
-	struct vm *vm = b->mmio->vm;
+	struct machine *m = b->mmio->m;
 
-	if (gmem_region(vm, pfn << VIRTIO_BALLOON_PFN_SHIFT, n * PAGE_BYTES)) {
+	if (machine_guest_ram(m, pfn << VIRTIO_BALLOON_PFN_SHIFT, n * PAGE_BYTES)) {
 		b->inflated += n;
-		b->discard_errors += gmem_discard(vm, pfn << VIRTIO_BALLOON_PFN_SHIFT,
+		b->discard_errors += machine_guest_discard(m, pfn << VIRTIO_BALLOON_PFN_SHIFT,
 						  n * PAGE_BYTES) != 0;
 		return;
 	}
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t gpa = (pfn + i) << VIRTIO_BALLOON_PFN_SHIFT;
 
-		if (!gmem_region(vm, gpa, PAGE_BYTES)) {
+		if (!machine_guest_ram(m, gpa, PAGE_BYTES)) {
 			b->bad_pfns++;
 			continue;
 		}
 		b->inflated++;
-		b->discard_errors += gmem_discard(vm, gpa, PAGE_BYTES) != 0;
+		b->discard_errors += machine_guest_discard(m, gpa, PAGE_BYTES) != 0;
 	}
 }
 
@@ -192,7 +190,7 @@ static int inflate(struct virtio_balloon *b, const struct virtq_chain *c)
 		unsigned int cnt = n - off < BALLOON_PFN_BATCH ? (unsigned int)(n - off)
 							       : BALLOON_PFN_BATCH;
 
-		if (virtq_read(b->mmio->vm, c, off * sizeof(uint32_t), b->pfns,
+		if (virtq_read(b->mmio->m, c, off * sizeof(uint32_t), b->pfns,
 			       cnt * sizeof(uint32_t))) {
 			run_flush(b, &run);
 			return -EFAULT;
@@ -214,7 +212,7 @@ static void report(struct virtio_balloon *b, const struct virtq_chain *c)
 		if (end <= start)
 			continue;
 		b->reported += end - start;
-		b->discard_errors += gmem_discard(b->mmio->vm, start, end - start) != 0;
+		b->discard_errors += machine_guest_discard(b->mmio->m, start, end - start) != 0;
 	}
 }
 
@@ -227,14 +225,14 @@ static int take_stats(struct virtio_balloon *b, const struct virtq_chain *c, uns
 
 	if (n > BALLOON_MAX_STATS)
 		n = BALLOON_MAX_STATS;
-	if (virtq_read(dev->vm, c, 0, b->stats, n * sizeof(struct virtio_balloon_stat)))
+	if (virtq_read(dev->m, c, 0, b->stats, n * sizeof(struct virtio_balloon_stat)))
 		return -EFAULT;
 	b->nr_stats = (unsigned int)n;
-	b->stats_ns = vm_now_ns();
+	b->stats_ns = machine_now_ns(dev->m);
 	b->stats_updates++;
 	/* a driver that sends a second one gets the first back */
 	if (b->stats_held) {
-		ret = virtq_push(dev->vm, &dev->vq[b->stats_q], b->stats_head, 0);
+		ret = virtq_push(dev->m, &dev->vq[b->stats_q], b->stats_head, 0);
 		__virtio_mmio_used(dev);
 	}
 	b->stats_held = true;
@@ -273,7 +271,7 @@ static int serve(struct virtio_balloon *b, enum balloon_queue role, unsigned int
 		break;
 	}
 	if (!ret)
-		ret = virtq_push(dev->vm, &dev->vq[q], c->head, 0);
+		ret = virtq_push(dev->m, &dev->vq[q], c->head, 0);
 	if (!ret)
 		__virtio_mmio_used(dev);
 	return ret;
@@ -285,8 +283,8 @@ static int balloon_notify(struct virtio_mmio_dev *dev, unsigned int q, char *why
 	enum balloon_queue role = queue_role(dev, q);
 	int ret = 0;
 
-	for (unsigned int n = 0; n < dev->vq[q].num && !vm_is_stopping(dev->vm); n++) {
-		ret = virtq_pop(dev->vm, &dev->vq[q], &b->chain, why);
+	for (unsigned int n = 0; n < dev->vq[q].num && !machine_stopping(dev->m); n++) {
+		ret = virtq_pop(dev->m, &dev->vq[q], &b->chain, why);
 		if (ret <= 0)
 			break;
 		ret = serve(b, role, q, &b->chain, why);
@@ -319,15 +317,15 @@ static const struct virtio_mmio_model balloon_model = {
 	.reset = balloon_reset,
 };
 
-static struct virtio_balloon *balloon_of(struct vm *vm)
+static struct virtio_balloon *balloon_of(struct machine *m)
 {
-	return dev_priv(vm, &virtio_balloon_device);
+	return dev_priv(m, &virtio_balloon_device);
 }
 
-int virtio_balloon_set_target(struct vm *vm, uint64_t bytes)
+int virtio_balloon_set_target(struct machine *m, uint64_t bytes)
 {
-	struct virtio_balloon *b = balloon_of(vm);
-	uint64_t ram = vm->cfg.ram_bytes;
+	struct virtio_balloon *b = balloon_of(m);
+	uint64_t ram = m->cfg.ram_bytes;
 
 	if (!b)
 		return -ENODEV;
@@ -345,14 +343,14 @@ static void request_stats(struct virtio_balloon *b)
 	if (!b->stats_held || !__virtio_mmio_live(dev))
 		return;
 	b->stats_held = false;
-	if (!virtq_push(dev->vm, &dev->vq[b->stats_q], b->stats_head, 0))
+	if (!virtq_push(dev->m, &dev->vq[b->stats_q], b->stats_head, 0))
 		__virtio_mmio_used(dev);
 }
 
-int virtio_balloon_query(struct vm *vm, struct virtio_balloon_info *info, bool refresh)
+int virtio_balloon_query(struct machine *m, struct virtio_balloon_info *info, bool refresh)
 {
-	struct virtio_balloon *b = balloon_of(vm);
-	uint64_t ram = vm->cfg.ram_bytes, held;
+	struct virtio_balloon *b = balloon_of(m);
+	uint64_t ram = m->cfg.ram_bytes, held;
 
 	if (!b)
 		return -ENODEV;
@@ -370,7 +368,7 @@ int virtio_balloon_query(struct vm *vm, struct virtio_balloon_info *info, bool r
 	info->bad_pfns = b->bad_pfns;
 	info->discard_errors = b->discard_errors;
 	info->stats_updates = b->stats_updates;
-	info->stats_age_ns = b->stats_updates ? vm_now_ns() - b->stats_ns : 0;
+	info->stats_age_ns = b->stats_updates ? machine_now_ns(m) - b->stats_ns : 0;
 	info->nr_stats = b->nr_stats;
 	for (unsigned int i = 0; i < b->nr_stats; i++) {
 		info->stat_tag[i] = b->stats[i].tag;
@@ -382,7 +380,7 @@ int virtio_balloon_query(struct vm *vm, struct virtio_balloon_info *info, bool r
 	return 0;
 }
 
-static void balloon_exit(struct vm *vm, void *priv)
+static void balloon_exit(struct machine *m, void *priv)
 {
 	struct virtio_balloon *b = priv;
 
@@ -392,21 +390,21 @@ static void balloon_exit(struct vm *vm, void *priv)
 	free(b);
 }
 
-static int balloon_init(struct vm *vm, void **priv)
+static int balloon_init(struct machine *m, void **priv)
 {
 	uint64_t features = (1ULL << VIRTIO_BALLOON_F_STATS_VQ);
 	struct virtio_balloon *b;
 	int ret;
 
 	*priv = NULL;
-	if (!vm->cfg.balloon)
+	if (!m->cfg.balloon)
 		return 0;
-	if (!vm->cfg.balloon_no_reporting)
+	if (m->cfg.balloon_reporting)
 		features |= 1ULL << VIRTIO_BALLOON_F_REPORTING;
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
-	ret = virtio_mmio_create(vm, &balloon_model, features, b, &b->mmio);
+	ret = virtio_mmio_create(m, &balloon_model, features, b, &b->mmio);
 	if (ret) {
 		free(b);
 		return ret;

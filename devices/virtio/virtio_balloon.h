@@ -3,7 +3,7 @@
  * virtio-balloon with statistics and free page reporting: what the host
  * asks of it (QMP `balloon`) and what it says (QMP `query-balloon`, the
  * fragmentation report). The memory it gets back is counted by the VM
- * (vm->discard, vmm/memory/guest_mem.h): that is the figure the pool gained.
+ * (the discards it asked for, through machine_guest_discard): that is the figure the pool gained.
  */
 #ifndef GPMM_VIRTIO_BALLOON_H
 #define GPMM_VIRTIO_BALLOON_H
@@ -11,10 +11,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "devices/machine.h"
 #include "devices/virtio/virtio_abi.h"
-#include "vmm/core/compiler.h"
 
-struct vm;
+struct machine;
 
 #define BALLOON_MAX_STATS	16
 
@@ -40,13 +40,13 @@ struct virtio_balloon_info {
  * Ask the guest to keep @bytes of RAM (QEMU's `balloon` value: more than
  * the RAM means all of it). -ENODEV: the VM has no balloon.
  */
-__must_check int virtio_balloon_set_target(struct vm *vm, uint64_t bytes);
+__must_check int virtio_balloon_set_target(struct machine *m, uint64_t bytes);
 /*
  * What the balloon knows now; with @refresh the held stats buffer goes
  * back to the guest, which answers with fresh stats (seen by a later
  * query). -ENODEV: the VM has no balloon.
  */
-__must_check int virtio_balloon_query(struct vm *vm, struct virtio_balloon_info *info,
+__must_check int virtio_balloon_query(struct machine *m, struct virtio_balloon_info *info,
 				      bool refresh);
 /* QEMU's name of a stats tag ("stat-free-memory"), NULL if unknown. */
 const char *virtio_balloon_stat_name(unsigned int tag);

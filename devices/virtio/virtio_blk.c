@@ -29,7 +29,6 @@
 
 #include "devices/device.h"
 #include "devices/virtio/virtio_mmio.h"
-#include "vmm/core/vm.h"
 
 #define BLK_QUEUE_SIZE		256
 /* data segments per request: the queue also holds the header and status */
@@ -111,7 +110,7 @@ static bool in_disk(const struct virtio_blk *b, uint64_t sector, uint64_t bytes)
 static uint8_t blk_do(struct virtio_blk *b, const struct virtq_chain *c,
 		      const struct virtio_blk_req_hdr *h, uint32_t *written)
 {
-	struct vm *vm = b->mmio->vm;
+	struct machine *m = b->mmio->m;
 	uint64_t in_len = c->write_len - 1, out_len = c->read_len - BLK_HDR_BYTES;
 	struct blk_io io = { b->fd, h->sector * VIRTIO_BLK_SECTOR_SIZE, false };
 	size_t n;
@@ -119,21 +118,21 @@ static uint8_t blk_do(struct virtio_blk *b, const struct virtq_chain *c,
 	switch (h->type) {
 	case VIRTIO_BLK_T_IN:
 		if (!in_disk(b, h->sector, in_len) ||
-		    virtq_walk(vm, c, true, 0, in_len, blk_piece, &io))
+		    virtq_walk(m, c, true, 0, in_len, blk_piece, &io))
 			return VIRTIO_BLK_S_IOERR;
 		*written = (uint32_t)in_len;
 		return VIRTIO_BLK_S_OK;
 	case VIRTIO_BLK_T_OUT:
 		io.write = true;
 		if (b->ro || !in_disk(b, h->sector, out_len) ||
-		    virtq_walk(vm, c, false, BLK_HDR_BYTES, out_len, blk_piece, &io))
+		    virtq_walk(m, c, false, BLK_HDR_BYTES, out_len, blk_piece, &io))
 			return VIRTIO_BLK_S_IOERR;
 		return VIRTIO_BLK_S_OK;
 	case VIRTIO_BLK_T_FLUSH:
 		return !b->ro && fdatasync(b->fd) ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK;
 	case VIRTIO_BLK_T_GET_ID:
 		n = in_len < sizeof(b->id) ? in_len : sizeof(b->id);
-		if (virtq_write(vm, c, 0, b->id, n))
+		if (virtq_write(m, c, 0, b->id, n))
 			return VIRTIO_BLK_S_IOERR;
 		*written = (uint32_t)n;
 		return VIRTIO_BLK_S_OK;
@@ -144,7 +143,7 @@ static uint8_t blk_do(struct virtio_blk *b, const struct virtq_chain *c,
 
 static int blk_request(struct virtio_blk *b, const struct virtq_chain *c, char *why)
 {
-	struct vm *vm = b->mmio->vm;
+	struct machine *m = b->mmio->m;
 	struct virtio_blk_req_hdr h;
 	uint32_t written = 0;
 	uint8_t status;
@@ -154,12 +153,12 @@ static int blk_request(struct virtio_blk *b, const struct virtq_chain *c, char *
 			 "writable status byte", c->head);
 		return -EINVAL;
 	}
-	if (virtq_read(vm, c, 0, &h, sizeof(h)))
+	if (virtq_read(m, c, 0, &h, sizeof(h)))
 		return -EFAULT;
 	status = blk_do(b, c, &h, &written);
-	if (virtq_write(vm, c, c->write_len - 1, &status, 1))
+	if (virtq_write(m, c, c->write_len - 1, &status, 1))
 		return -EFAULT;
-	return virtq_push(vm, &b->mmio->vq[0], c->head, written + 1);
+	return virtq_push(m, &b->mmio->vq[0], c->head, written + 1);
 }
 
 /*
@@ -173,8 +172,8 @@ static int blk_notify(struct virtio_mmio_dev *dev, unsigned int qi, char *why)
 	struct virtq *q = &dev->vq[qi];
 	int ret = 0, done = 0;
 
-	for (unsigned int n = 0; n < q->num && !vm_is_stopping(dev->vm); n++) {
-		ret = virtq_pop(dev->vm, q, &b->chain, why);
+	for (unsigned int n = 0; n < q->num && !machine_stopping(dev->m); n++) {
+		ret = virtq_pop(dev->m, q, &b->chain, why);
 		if (ret <= 0)
 			break;
 		ret = blk_request(b, &b->chain, why);
@@ -202,18 +201,18 @@ static const struct virtio_mmio_model blk_model = {
 /*
  * Open the image: read-write unless the config says read-only or the file
  * refuses writing. An exclusive lock (shared when read-only) keeps two VMs
- * from writing one image. The reason for a refusal goes to vm->report,
- * which vm_create passes on to the user.
+ * from writing one image. The reason for a refusal goes to m->why,
+ * which the VMM passes on to the user.
  */
-static int blk_open(struct vm *vm, struct virtio_blk *b)
+static int blk_open(struct machine *m, struct virtio_blk *b)
 {
-	const char *path = vm->cfg.disk;
+	const char *path = m->cfg.disk;
 	char tmp[PATH_MAX], *base;
 	struct stat st;
 	uint64_t bytes = 0;
 	int ret;
 
-	b->ro = vm->cfg.disk_readonly;
+	b->ro = m->cfg.disk_readonly;
 	b->fd = b->ro ? -1 : open(path, O_RDWR | O_CLOEXEC);
 	if (b->fd < 0 && (b->ro || errno == EACCES || errno == EROFS || errno == EPERM)) {
 		b->ro = true;
@@ -231,7 +230,7 @@ static int blk_open(struct vm *vm, struct virtio_blk *b)
 		goto fail;
 	}
 	if (flock(b->fd, (b->ro ? LOCK_SH : LOCK_EX) | LOCK_NB) < 0) {
-		snprintf(vm->report, sizeof(vm->report), "disk %.3000s is in use by another VM", path);
+		snprintf(m->why, sizeof(m->why), "disk %.3000s is in use by another VM", path);
 		return -EBUSY;
 	}
 	b->sectors = bytes / VIRTIO_BLK_SECTOR_SIZE;
@@ -242,12 +241,12 @@ static int blk_open(struct vm *vm, struct virtio_blk *b)
 	return 0;
 fail:
 	ret = errno;
-	snprintf(vm->report, sizeof(vm->report), "cannot use disk %.3000s: %s", path,
+	snprintf(m->why, sizeof(m->why), "cannot use disk %.3000s: %s", path,
 		 ret == EINVAL ? "not a regular file or block device" : strerror(ret));
 	return -ret;
 }
 
-static void blk_exit(struct vm *vm, void *priv)
+static void blk_exit(struct machine *m, void *priv)
 {
 	struct virtio_blk *b = priv;
 
@@ -259,7 +258,7 @@ static void blk_exit(struct vm *vm, void *priv)
 	free(b);
 }
 
-static int blk_init(struct vm *vm, void **priv)
+static int blk_init(struct machine *m, void **priv)
 {
 	uint64_t features = (1ULL << VIRTIO_BLK_F_SIZE_MAX) | (1ULL << VIRTIO_BLK_F_SEG_MAX) |
 			    (1ULL << VIRTIO_BLK_F_BLK_SIZE) | (1ULL << VIRTIO_BLK_F_FLUSH);
@@ -267,17 +266,17 @@ static int blk_init(struct vm *vm, void **priv)
 	int ret;
 
 	*priv = NULL;
-	if (!vm->cfg.disk[0])
+	if (!m->cfg.disk || !m->cfg.disk[0])
 		return 0;
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
-	ret = blk_open(vm, b);
+	ret = blk_open(m, b);
 	if (!ret)
-		ret = virtio_mmio_create(vm, &blk_model, features |
+		ret = virtio_mmio_create(m, &blk_model, features |
 					 (b->ro ? 1ULL << VIRTIO_BLK_F_RO : 0), b, &b->mmio);
 	if (ret) {
-		blk_exit(vm, b);
+		blk_exit(m, b);
 		return ret;
 	}
 	*priv = b;

@@ -26,13 +26,12 @@
 
 #include "devices/device.h"
 #include "devices/virtio/virtio_mmio.h"
-#include "vmm/core/vm.h"
 
 #define DRIVER_STATUS_BITS	(VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | \
 				 VIRTIO_STATUS_DRIVER_OK | VIRTIO_STATUS_FEATURES_OK | \
 				 VIRTIO_STATUS_FAILED)
 
-static int virtio_mmio_io(struct vm *vm, struct vcpu *vcpu, void *opaque,
+static int virtio_mmio_io(struct machine *m, struct vcpu *vcpu, void *opaque,
 			  uint64_t addr, uint8_t *data, unsigned int len, bool is_write);
 
 bool __virtio_mmio_has(const struct virtio_mmio_dev *dev, unsigned int bit)
@@ -53,7 +52,7 @@ static void update_irq(struct virtio_mmio_dev *dev)
 
 	if (want == dev->irq_high)
 		return;
-	if (vm_irq_line(dev->vm, dev->gsi, want))
+	if (machine_irq_line(dev->m, dev->gsi, want))
 		dev->irq_errors++;
 	else
 		dev->irq_high = want;
@@ -90,7 +89,7 @@ static void needs_reset(struct virtio_mmio_dev *dev, const char *why)
 	update_irq(dev);
 	n = snprintf(line, sizeof(line), "gpmm: %s: %s; device needs reset\n",
 		     dev->model->name, why);
-	vm_console_write(dev->vm, line, n < (int)sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	machine_console_write(dev->m, line, n < (int)sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
 static void reset(struct virtio_mmio_dev *dev)
@@ -164,7 +163,7 @@ static void queue_ready(struct virtio_mmio_dev *dev, struct virtq *q, uint32_t v
 
 	if (!val)
 		return;		/* not ready already (config_queue) */
-	if (virtq_check_setup(dev->vm, q, dev->model->queue_max, why)) {
+	if (virtq_check_setup(dev->m, q, dev->model->queue_max, why)) {
 		needs_reset(dev, why);
 		return;
 	}
@@ -329,7 +328,7 @@ static void config_access(struct virtio_mmio_dev *dev, uint32_t off, uint8_t *da
 		dev->bad_accesses++;
 }
 
-static int virtio_mmio_io(struct vm *vm, struct vcpu *vcpu, void *opaque,
+static int virtio_mmio_io(struct machine *m, struct vcpu *vcpu, void *opaque,
 			  uint64_t addr, uint8_t *data, unsigned int len, bool is_write)
 {
 	struct virtio_mmio_dev *dev = opaque;
@@ -353,39 +352,39 @@ static int virtio_mmio_io(struct vm *vm, struct vcpu *vcpu, void *opaque,
 	return 0;
 }
 
-static unsigned int count_slots(const struct vm *vm)
+static unsigned int count_slots(const struct machine *m)
 {
 	unsigned int n = 0;
 
-	for (unsigned int i = 0; i < vm->bus.nr_mmio; i++)
-		n += vm->bus.mmio[i].io == virtio_mmio_io;
+	for (unsigned int i = 0; i < m->bus.nr_mmio; i++)
+		n += m->bus.mmio[i].io == virtio_mmio_io;
 	return n;
 }
 
-int virtio_mmio_create(struct vm *vm, const struct virtio_mmio_model *model,
+int virtio_mmio_create(struct machine *m, const struct virtio_mmio_model *model,
 		       uint64_t features, void *priv, struct virtio_mmio_dev **out)
 {
-	unsigned int slot = count_slots(vm);
+	unsigned int slot = count_slots(m);
 	struct virtio_mmio_dev *dev;
 	int ret;
 
-	if (slot >= VIRTIO_MMIO_SLOTS || vm->bus.nr_acpi >= DEV_MAX_ACPI)
+	if (slot >= VIRTIO_MMIO_SLOTS || m->bus.nr_acpi >= DEV_MAX_ACPI)
 		return -ENOSPC;
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return -ENOMEM;
-	dev->vm = vm;
+	dev->m = m;
 	dev->model = model;
 	dev->priv = priv;
 	dev->base = VIRTIO_MMIO_BASE + slot * VIRTIO_MMIO_SLOT_SIZE;
 	dev->gsi = VIRTIO_MMIO_GSI_BASE + slot;
 	dev->features = features | (1ULL << VIRTIO_F_VERSION_1);
 	pthread_mutex_init(&dev->lock, NULL);
-	ret = dev_register_mmio(&vm->bus, model->name, dev->base, VIRTIO_MMIO_SLOT_SIZE,
+	ret = dev_register_mmio(&m->bus, model->name, dev->base, VIRTIO_MMIO_SLOT_SIZE,
 				virtio_mmio_io, dev);
 	/* cannot fail now: the table has room (checked above) */
 	if (!ret)
-		ret = dev_announce(&vm->bus, VIRTIO_MMIO_ACPI_HID, dev->base,
+		ret = dev_announce(&m->bus, VIRTIO_MMIO_ACPI_HID, dev->base,
 				   VIRTIO_MMIO_SLOT_SIZE, dev->gsi);
 	if (ret) {
 		pthread_mutex_destroy(&dev->lock);
@@ -404,15 +403,15 @@ void virtio_mmio_destroy(struct virtio_mmio_dev *dev)
 	free(dev);
 }
 
-unsigned int virtio_mmio_list(struct vm *vm, struct virtio_mmio_info *out,
+unsigned int virtio_mmio_list(struct machine *m, struct virtio_mmio_info *out,
 			      unsigned int max)
 {
 	unsigned int n = 0;
 
-	for (unsigned int i = 0; i < vm->bus.nr_mmio && n < max; i++) {
-		struct virtio_mmio_dev *dev = vm->bus.mmio[i].opaque;
+	for (unsigned int i = 0; i < m->bus.nr_mmio && n < max; i++) {
+		struct virtio_mmio_dev *dev = m->bus.mmio[i].opaque;
 
-		if (vm->bus.mmio[i].io != virtio_mmio_io)
+		if (m->bus.mmio[i].io != virtio_mmio_io)
 			continue;
 		pthread_mutex_lock(&dev->lock);
 		out[n++] = (struct virtio_mmio_info){

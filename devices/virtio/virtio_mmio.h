@@ -8,7 +8,7 @@
  * Locking: one mutex per device (dev->lock) covers the registers, the
  * queues and the device model's state. The model's callbacks run with it
  * held, on the vCPU thread that wrote QueueNotify (synchronously), or on
- * the thread of a host request (QMP). It comes before vm->mem_lock in the
+ * the thread of a host request (QMP). It comes before m->mem_lock in the
  * lock order (vm.h): guest memory accesses populate under mem_lock.
  */
 #ifndef GPMM_VIRTIO_MMIO_H
@@ -62,7 +62,7 @@ struct virtio_mmio_info {
 };
 
 struct virtio_mmio_dev {
-	struct vm *vm;
+	struct machine *m;
 	const struct virtio_mmio_model *model;
 	void *priv;			/* the device model's */
 	pthread_mutex_t lock;
@@ -84,7 +84,7 @@ struct virtio_mmio_dev {
  * window on the VM's bus and announce it for ACPI. -ENOSPC when all slots
  * are taken.
  */
-__must_check int virtio_mmio_create(struct vm *vm, const struct virtio_mmio_model *model,
+__must_check int virtio_mmio_create(struct machine *m, const struct virtio_mmio_model *model,
 				    uint64_t features, void *priv,
 				    struct virtio_mmio_dev **out);
 void virtio_mmio_destroy(struct virtio_mmio_dev *dev);
@@ -99,7 +99,7 @@ bool __virtio_mmio_has(const struct virtio_mmio_dev *dev, unsigned int bit);
 bool __virtio_mmio_live(const struct virtio_mmio_dev *dev);
 
 /* The VM's virtio devices, for reports: up to @max, returns how many. */
-unsigned int virtio_mmio_list(struct vm *vm, struct virtio_mmio_info *out,
+unsigned int virtio_mmio_list(struct machine *m, struct virtio_mmio_info *out,
 			      unsigned int max);
 
 #endif

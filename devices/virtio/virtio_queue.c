@@ -8,7 +8,7 @@
  * the second time. What the device keeps itself (ring addresses, size,
  * last_avail, used_idx) was checked when the driver set the queue ready,
  * so each later access falls inside guest RAM by construction; the
- * accessors of vmm/memory/guest_mem.h check again anyway, and a buffer address
+ * machine's accessors (devices/machine.h) check again anyway, and a buffer address
  * comes from the guest each time and is checked each time.
  *
  * Ordering: the driver writes descriptors and the avail entry before it
@@ -22,23 +22,17 @@
 #include <string.h>
 
 #include "devices/virtio/virtio_queue.h"
-#include "vmm/memory/guest_mem.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 	       "virtio rings are little-endian and read as host integers here");
 _Static_assert(sizeof(struct virtq_desc) == 16, "virtq_desc layout");
-
-static bool in_ram(struct vm *vm, uint64_t gpa, uint64_t len)
-{
-	return gmem_region(vm, gpa, len) != NULL;
-}
 
 void virtq_reset(struct virtq *q)
 {
 	memset(q, 0, sizeof(*q));
 }
 
-int virtq_check_setup(struct vm *vm, const struct virtq *q, unsigned int max,
+int virtq_check_setup(struct machine *m, const struct virtq *q, unsigned int max,
 		      char *why)
 {
 	const struct {
@@ -56,7 +50,7 @@ int virtq_check_setup(struct vm *vm, const struct virtq *q, unsigned int max,
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < sizeof(ring) / sizeof(ring[0]); i++) {
-		if (ring[i].gpa % ring[i].align || !in_ram(vm, ring[i].gpa, ring[i].bytes)) {
+		if (ring[i].gpa % ring[i].align || !machine_guest_ram(m, ring[i].gpa, ring[i].bytes)) {
 			snprintf(why, VIRTQ_WHY_LEN, "%s at 0x%llx (queue size %u) is misaligned "
 				 "or not inside guest RAM", ring[i].name,
 				 (unsigned long long)ring[i].gpa, q->num);
@@ -66,9 +60,9 @@ int virtq_check_setup(struct vm *vm, const struct virtq *q, unsigned int max,
 	return 0;
 }
 
-static int load_avail_idx(struct vm *vm, const struct virtq *q, uint16_t *idx)
+static int load_avail_idx(struct machine *m, const struct virtq *q, uint16_t *idx)
 {
-	uint16_t *p = vm_guest_ptr(vm, q->avail + 2, sizeof(*p));
+	uint16_t *p = machine_guest_ptr(m, q->avail + 2, sizeof(*p));
 
 	if (!p)
 		return -EFAULT;
@@ -77,12 +71,12 @@ static int load_avail_idx(struct vm *vm, const struct virtq *q, uint16_t *idx)
 }
 
 /* Append one checked descriptor to @c. */
-static int add_seg(struct vm *vm, struct virtq_chain *c, const struct virtq_desc *d,
+static int add_seg(struct machine *m, struct virtq_chain *c, const struct virtq_desc *d,
 		   char *why)
 {
 	if (!d->len)
 		return 0;
-	if (!in_ram(vm, d->addr, d->len)) {
+	if (!machine_guest_ram(m, d->addr, d->len)) {
 		snprintf(why, VIRTQ_WHY_LEN, "buffer 0x%llx+0x%x is not inside guest RAM",
 			 (unsigned long long)d->addr, d->len);
 		return -EINVAL;
@@ -101,7 +95,7 @@ static int add_seg(struct vm *vm, struct virtq_chain *c, const struct virtq_desc
  * Follow the chain from @head. A chain that visits more descriptors than
  * the table holds has a loop in it: the bound ends every walk.
  */
-static int walk_chain(struct vm *vm, const struct virtq *q, uint16_t head,
+static int walk_chain(struct machine *m, const struct virtq *q, uint16_t head,
 		      struct virtq_chain *c, char *why)
 {
 	bool writable = false;
@@ -118,7 +112,7 @@ static int walk_chain(struct vm *vm, const struct virtq *q, uint16_t head,
 				 "the queue (%u): a loop", head, q->num);
 			return -EINVAL;
 		}
-		if (vm_read_guest(vm, q->desc + VIRTQ_DESC_BYTES(i), &d, sizeof(d)))
+		if (machine_read_guest(m, q->desc + VIRTQ_DESC_BYTES(i), &d, sizeof(d)))
 			return -EFAULT;
 		if (d.flags & VIRTQ_DESC_F_INDIRECT) {
 			snprintf(why, VIRTQ_WHY_LEN, "indirect descriptor %u (not offered)", i);
@@ -131,7 +125,7 @@ static int walk_chain(struct vm *vm, const struct virtq *q, uint16_t head,
 			snprintf(why, VIRTQ_WHY_LEN, "readable descriptor %u after a writable one", i);
 			return -EINVAL;
 		}
-		ret = add_seg(vm, c, &d, why);
+		ret = add_seg(m, c, &d, why);
 		if (ret)
 			return ret;
 		if (!(d.flags & VIRTQ_DESC_F_NEXT))
@@ -145,12 +139,12 @@ static int walk_chain(struct vm *vm, const struct virtq *q, uint16_t head,
 	}
 }
 
-int virtq_pop(struct vm *vm, struct virtq *q, struct virtq_chain *c, char *why)
+int virtq_pop(struct machine *m, struct virtq *q, struct virtq_chain *c, char *why)
 {
 	uint16_t idx, head, pending;
 	int ret;
 
-	if (load_avail_idx(vm, q, &idx))
+	if (load_avail_idx(m, q, &idx))
 		goto gone;
 	pending = (uint16_t)(idx - q->last_avail);
 	if (!pending)
@@ -160,7 +154,7 @@ int virtq_pop(struct vm *vm, struct virtq *q, struct virtq_chain *c, char *why)
 			 idx, pending, q->last_avail, q->num);
 		return -EINVAL;
 	}
-	if (vm_read_guest(vm, q->avail + VIRTQ_AVAIL_RING(q->last_avail % q->num),
+	if (machine_read_guest(m, q->avail + VIRTQ_AVAIL_RING(q->last_avail % q->num),
 			  &head, sizeof(head)))
 		goto gone;
 	if (head >= q->num) {
@@ -168,7 +162,7 @@ int virtq_pop(struct vm *vm, struct virtq *q, struct virtq_chain *c, char *why)
 			 q->last_avail, head, q->num);
 		return -EINVAL;
 	}
-	ret = walk_chain(vm, q, head, c, why);
+	ret = walk_chain(m, q, head, c, why);
 	if (ret == -EFAULT)
 		goto gone;
 	if (ret)
@@ -186,12 +180,12 @@ gone:
  * balloon's stats buffer) while the driver takes the queue back
  * (QueueReady = 0 resets it to size 0): such a ring is gone too.
  */
-int virtq_push(struct vm *vm, struct virtq *q, uint16_t head, uint32_t len)
+int virtq_push(struct machine *m, struct virtq *q, uint16_t head, uint32_t len)
 {
 	struct virtq_used_elem e = { .id = head, .len = len };
-	uint16_t *idx = q->ready ? vm_guest_ptr(vm, q->used + 2, sizeof(*idx)) : NULL;
+	uint16_t *idx = q->ready ? machine_guest_ptr(m, q->used + 2, sizeof(*idx)) : NULL;
 
-	if (!idx || vm_write_guest(vm, q->used + VIRTQ_USED_RING(q->used_idx % q->num),
+	if (!idx || machine_write_guest(m, q->used + VIRTQ_USED_RING(q->used_idx % q->num),
 				   &e, sizeof(e)))
 		return -EFAULT;
 	q->used_idx++;
@@ -199,7 +193,7 @@ int virtq_push(struct vm *vm, struct virtq *q, uint16_t head, uint32_t len)
 	return 0;
 }
 
-int virtq_walk(struct vm *vm, const struct virtq_chain *c, bool write,
+int virtq_walk(struct machine *m, const struct virtq_chain *c, bool write,
 	       uint64_t off, uint64_t len, virtq_piece_fn fn, void *opaque)
 {
 	unsigned int first = write ? c->nr_read : 0, end = write ? c->nr : c->nr_read;
@@ -218,7 +212,7 @@ int virtq_walk(struct vm *vm, const struct virtq_chain *c, bool write,
 		skip = off;
 		off = 0;
 		n = s->len - skip < len - done ? s->len - skip : len - done;
-		p = vm_guest_ptr(vm, s->gpa + skip, n);
+		p = machine_guest_ptr(m, s->gpa + skip, n);
 		if (!p)
 			return -EFAULT;
 		ret = fn(opaque, p, n, done);
@@ -245,18 +239,18 @@ static int copy_piece(void *opaque, uint8_t *host, uint64_t len, uint64_t done)
 	return 0;
 }
 
-int virtq_read(struct vm *vm, const struct virtq_chain *c, uint64_t off,
+int virtq_read(struct machine *m, const struct virtq_chain *c, uint64_t off,
 	       void *buf, uint64_t len)
 {
 	struct copy cp = { buf, false };
 
-	return virtq_walk(vm, c, false, off, len, copy_piece, &cp);
+	return virtq_walk(m, c, false, off, len, copy_piece, &cp);
 }
 
-int virtq_write(struct vm *vm, const struct virtq_chain *c, uint64_t off,
+int virtq_write(struct machine *m, const struct virtq_chain *c, uint64_t off,
 		const void *buf, uint64_t len)
 {
 	struct copy cp = { (uint8_t *)buf, true };
 
-	return virtq_walk(vm, c, true, off, len, copy_piece, &cp);
+	return virtq_walk(m, c, true, off, len, copy_piece, &cp);
 }

@@ -5,8 +5,8 @@
  * head and next indices, chain length, buffer placement and direction as
  * each chain is taken. A check that fails is a broken ring: the caller
  * (virtio_mmio.c) puts the device in DEVICE_NEEDS_RESET and processes it
- * no further. Guest memory is reached only through vm_guest_ptr and the
- * accessors of vmm/memory/guest_mem.h, never outside guest RAM.
+ * no further. Guest memory is reached only through the machine's
+ * bounds-checked accessors (devices/machine.h), never outside guest RAM.
  */
 #ifndef GPMM_VIRTIO_QUEUE_H
 #define GPMM_VIRTIO_QUEUE_H
@@ -15,10 +15,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "devices/machine.h"
 #include "devices/virtio/virtio_abi.h"
-#include "vmm/core/compiler.h"
 
-struct vm;
+struct machine;
 
 /* Largest queue a gpmm device offers; a chain has at most this many parts. */
 #define VIRTQ_MAX_SIZE		256
@@ -54,7 +54,7 @@ struct virtq_chain {
  * of two up to @max, each ring aligned and wholly inside guest RAM. 0, or
  * -EINVAL with the reason in @why.
  */
-__must_check int virtq_check_setup(struct vm *vm, const struct virtq *q,
+__must_check int virtq_check_setup(struct machine *m, const struct virtq *q,
 				   unsigned int max, char *why);
 /* Back to the state of a queue never set up. */
 void virtq_reset(struct virtq *q);
@@ -63,10 +63,10 @@ void virtq_reset(struct virtq *q);
  * Take the next available chain: 1 and @c filled, 0 when none is pending,
  * -EINVAL when the ring is broken (@why says how).
  */
-__must_check int virtq_pop(struct vm *vm, struct virtq *q, struct virtq_chain *c,
+__must_check int virtq_pop(struct machine *m, struct virtq *q, struct virtq_chain *c,
 			   char *why);
 /* Return chain @head with @len bytes written; -EFAULT if the ring is gone (not ready). */
-__must_check int virtq_push(struct vm *vm, struct virtq *q, uint16_t head, uint32_t len);
+__must_check int virtq_push(struct machine *m, struct virtq *q, uint16_t head, uint32_t len);
 
 /*
  * Walk [@off, @off + @len) of the chain's readable (@write false) or
@@ -75,11 +75,11 @@ __must_check int virtq_push(struct vm *vm, struct virtq *q, uint16_t head, uint3
  */
 typedef int (*virtq_piece_fn)(void *opaque, uint8_t *host, uint64_t len,
 			      uint64_t done);
-__must_check int virtq_walk(struct vm *vm, const struct virtq_chain *c, bool write,
+__must_check int virtq_walk(struct machine *m, const struct virtq_chain *c, bool write,
 			    uint64_t off, uint64_t len, virtq_piece_fn fn, void *opaque);
-__must_check int virtq_read(struct vm *vm, const struct virtq_chain *c, uint64_t off,
+__must_check int virtq_read(struct machine *m, const struct virtq_chain *c, uint64_t off,
 			    void *buf, uint64_t len);
-__must_check int virtq_write(struct vm *vm, const struct virtq_chain *c, uint64_t off,
+__must_check int virtq_write(struct machine *m, const struct virtq_chain *c, uint64_t off,
 			     const void *buf, uint64_t len);
 
 #endif

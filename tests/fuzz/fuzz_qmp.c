@@ -36,6 +36,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "devices/device.h"
 #include "devices/virtio/virtio_balloon.h"
 #include "vmm/core/config.h"
 #include "vmm/control/daemon.h"
@@ -88,11 +89,12 @@ static struct dvm *fake_vm(struct daemon *d, const struct vm_config *cfg,
 	vm->state = qemu && qemu->start_paused ? VM_PAUSED : VM_RUNNING;
 	vm->stopping = false;
 	vm->exit_code = 0;
-	vm->acpi = true;
+	vm->mach.acpi = true;
+	vm->mach.cfg.ram_bytes = cfg->ram_bytes;
 	vm->nr_vcpus = 0;
 	vm->stats.populated_pages = vm->stats.demand_faults = 0;
 	memset(&vm->discard, 0, sizeof(vm->discard));
-	vm->bus.priv[0] = cfg->balloon ? calloc(1, sizeof(struct fake_balloon)) : NULL;
+	vm->mach.bus.priv[0] = cfg->balloon ? calloc(1, sizeof(struct fake_balloon)) : NULL;
 	v->d = d;
 	v->vm = vm;
 	v->qemu = qemu;
@@ -156,9 +158,9 @@ json_t *report_build(struct pool *pool, struct vm **vms, unsigned int nr, bool m
 
 const struct device_ops virtio_balloon_device = { .name = "virtio-balloon" };
 
-void *dev_priv(struct vm *vm, const struct device_ops *ops)
+void *dev_priv(struct machine *m, const struct device_ops *ops)
 {
-	return ops == &virtio_balloon_device ? vm->bus.priv[0] : NULL;
+	return ops == &virtio_balloon_device ? m->bus.priv[0] : NULL;
 }
 
 enum vm_state vm_get_state(struct vm *vm)
@@ -190,30 +192,30 @@ int vm_resume(struct vm *vm, struct vcpu *self)
 	return 0;
 }
 
-int power_button_press(struct vm *vm)
+int power_button_press(struct machine *m)
 {
-	return vm->acpi ? 0 : -ENODEV;
+	return m->acpi ? 0 : -ENODEV;
 }
 
-int virtio_balloon_set_target(struct vm *vm, uint64_t bytes)
+int virtio_balloon_set_target(struct machine *m, uint64_t bytes)
 {
-	struct fake_balloon *b = dev_priv(vm, &virtio_balloon_device);
+	struct fake_balloon *b = dev_priv(m, &virtio_balloon_device);
 
 	if (!b)
 		return -ENODEV;
-	b->target = bytes < vm->cfg.ram_bytes ? bytes : vm->cfg.ram_bytes;
+	b->target = bytes < m->cfg.ram_bytes ? bytes : m->cfg.ram_bytes;
 	return 0;
 }
 
-int virtio_balloon_query(struct vm *vm, struct virtio_balloon_info *info, bool refresh)
+int virtio_balloon_query(struct machine *m, struct virtio_balloon_info *info, bool refresh)
 {
-	struct fake_balloon *b = dev_priv(vm, &virtio_balloon_device);
+	struct fake_balloon *b = dev_priv(m, &virtio_balloon_device);
 
 	if (!b)
 		return -ENODEV;
 	memset(info, 0, sizeof(*info));
 	info->target_bytes = b->target;
-	info->actual_bytes = vm->cfg.ram_bytes;
+	info->actual_bytes = m->cfg.ram_bytes;
 	info->nr_stats = b->nr_stats;
 	for (unsigned int i = 0; i < b->nr_stats; i++) {
 		info->stat_tag[i] = (uint16_t)(i * 3);	/* some unknown to QEMU */
@@ -250,8 +252,8 @@ static void fake_daemon_reset(void)
 		free(v);
 	}
 	for (unsigned int i = 0; i < nr_fake_vms; i++) {
-		free(fake_vms[i].bus.priv[0]);
-		fake_vms[i].bus.priv[0] = NULL;
+		free(fake_vms[i].mach.bus.priv[0]);
+		fake_vms[i].mach.bus.priv[0] = NULL;
 	}
 	nr_fake_vms = 0;
 	config_defaults(&plain);

@@ -7,10 +7,11 @@
  * (dev_mmio). QueueNotify serves the queue there and then, on the
  * calling thread, as on a vCPU: no device thread to wait for.
  *
- * Guest RAM is fake_vm.c's 1 MiB at guest address 0, in place of
- * vmm/memory/guest_mem.c; the disk is a 64 KiB memfd, zeroed for each input;
- * the other devices of the registry (serial, debug port, power) are
- * stubs here that make no instance.
+ * The machine is the device suites' test double of devices/machine.h
+ * (tests/devices/machine_double.c): 1 MiB of guest RAM at guest address
+ * 0 between guard pages. The disk is a 64 KiB memfd, zeroed for each
+ * input; the other devices of the registry (serial, debug port, power)
+ * are made too, as in a VM.
  *
  * Input:
  *   byte 0        bit 0: the disk is read-only; bit 1: the balloon
@@ -45,35 +46,27 @@
 #include "devices/device.h"
 #include "devices/virtio/virtio_balloon.h"
 #include "devices/virtio/virtio_mmio.h"
-#include "tests/fuzz/fake_vm.h"
+#include "tests/devices/machine_double.h"
 
 #define RAM_BYTES	(1ULL << 20)
 #define DISK_BYTES	(64 << 10)
 #define OP_BYTES	7
 
-/* The registry's devices this target leaves out: they make no instance. */
-static int no_device(struct vm *vm, void **priv)
-{
-	*priv = NULL;
-	return 0;
-}
-
-const struct device_ops serial8250_device = { .name = "serial8250", .init = no_device };
-const struct device_ops debugport_device = { .name = "debugport", .init = no_device };
-const struct device_ops power_device = { .name = "power", .init = no_device };
-
-static struct vm vm;
+static struct machine_double dbl;
+static struct machine *const m = &dbl.m;
+static char disk_path[64];
 static int disk_fd = -1;
 
 static void setup_once(void)
 {
-	if (fake_vm_init(&vm, RAM_BYTES))
+	struct machine_config cfg = { .disk = disk_path, .balloon = true };
+
+	if (machine_double_init(&dbl, RAM_BYTES, &cfg))
 		abort();
 	disk_fd = memfd_create("fuzz-disk", MFD_CLOEXEC);
 	if (disk_fd < 0)
 		abort();
-	snprintf(vm.cfg.disk, sizeof(vm.cfg.disk), "/proc/self/fd/%d", disk_fd);
-	vm.cfg.balloon = true;
+	snprintf(disk_path, sizeof(disk_path), "/proc/self/fd/%d", disk_fd);
 }
 
 static uint32_t le32(const uint8_t *p)
@@ -83,9 +76,9 @@ static uint32_t le32(const uint8_t *p)
 
 static struct virtio_mmio_dev *mmio_dev(unsigned int slot)
 {
-	for (unsigned int i = 0; i < vm.bus.nr_mmio; i++)
-		if (vm.bus.mmio[i].base == VIRTIO_MMIO_BASE + slot * VIRTIO_MMIO_SLOT_SIZE)
-			return vm.bus.mmio[i].opaque;
+	for (unsigned int i = 0; i < m->bus.nr_mmio; i++)
+		if (m->bus.mmio[i].base == VIRTIO_MMIO_BASE + slot * VIRTIO_MMIO_SLOT_SIZE)
+			return m->bus.mmio[i].opaque;
 	return NULL;
 }
 
@@ -109,7 +102,7 @@ static void mmio(unsigned int slot, uint16_t off, uint8_t *data, unsigned int le
 {
 	uint64_t addr = VIRTIO_MMIO_BASE + slot * VIRTIO_MMIO_SLOT_SIZE + (off & 0xfff);
 
-	if (dev_mmio(&vm, NULL, addr, data, len, is_write))
+	if (dev_mmio(m, NULL, addr, data, len, is_write))
 		abort();	/* the device's window: it is always claimed */
 	if (!is_write && len == 4 && (off & 0xfff) == VIRTIO_MMIO_MAGIC_VALUE &&
 	    le32(data) != VIRTIO_MMIO_MAGIC)
@@ -141,22 +134,22 @@ static void run_op(const uint8_t *op)
 	case 3:
 		gpa = (uint64_t)(kind >> 3) << 16 | off;
 		if (gpa + 4 <= RAM_BYTES)
-			memcpy(fake_vm_ram(&vm) + gpa, &val, 4);
+			memcpy(dbl.ram + gpa, &val, 4);
 		break;
 	case 4:
-		if (virtio_balloon_set_target(&vm, (uint64_t)val << 12))
+		if (virtio_balloon_set_target(m, (uint64_t)val << 12))
 			abort();
 		break;
 	case 5:
-		if (virtio_balloon_query(&vm, &info, kind & 8) ||
+		if (virtio_balloon_query(m, &info, kind & 8) ||
 		    info.nr_stats > BALLOON_MAX_STATS)
 			abort();
 		break;
 	case 6:
-		vm.stopping = val & 1;
+		dbl.stopping = val & 1;
 		break;
 	case 7:
-		if (virtio_mmio_list(&vm, list, 4) != 2)
+		if (virtio_mmio_list(m, list, 4) != 2)
 			abort();
 		break;
 	}
@@ -181,13 +174,13 @@ static void show(struct virtio_mmio_dev *blk, struct virtio_mmio_dev *balloon)
 				fprintf(stderr, " q%u used %u", q, d->vq[q].used_idx);
 		fputc('\n', stderr);
 	}
-	if (!virtio_balloon_query(&vm, &b, false))
+	if (!virtio_balloon_query(m, &b, false))
 		fprintf(stderr, "balloon: inflated %llu deflated %llu reported %llu bad pfns %llu "
 			"stats %u; discards %llu, console %llu bytes\n",
 			(unsigned long long)b.inflated_pages, (unsigned long long)b.deflated_pages,
 			(unsigned long long)b.reported_bytes, (unsigned long long)b.bad_pfns,
-			b.nr_stats, (unsigned long long)fake_vm_log.discards,
-			(unsigned long long)fake_vm_log.console_bytes);
+			b.nr_stats, (unsigned long long)dbl.log.discards,
+			(unsigned long long)dbl.log.console_bytes);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -199,19 +192,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		setup_once();
 	if (size < 3)
 		return 0;
-	vm.cfg.disk_readonly = data[0] & 1;
-	vm.cfg.balloon_no_reporting = data[0] & 2;
+	m->cfg.disk_readonly = data[0] & 1;
+	m->cfg.balloon_reporting = !(data[0] & 2);
 	image = data[1] | data[2] << 8;
 	if (image > size - 3)
 		image = size - 3;
 	if (image > RAM_BYTES)
 		image = RAM_BYTES;
-	fake_vm_reset(&vm);
-	memcpy(fake_vm_ram(&vm), data + 3, image);
+	machine_double_reset(&dbl);
+	memcpy(dbl.ram, data + 3, image);
 	if (ftruncate(disk_fd, 0) || ftruncate(disk_fd, DISK_BYTES))
 		abort();
-	if (devices_init(&vm)) {
-		fprintf(stderr, "fuzz_virtio: devices_init: %s\n", vm.report);
+	if (devices_init(m)) {
+		fprintf(stderr, "fuzz_virtio: devices_init: %s\n", m->why);
 		abort();
 	}
 	blk = mmio_dev(0);
@@ -225,7 +218,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (getenv("FUZZ_VIRTIO_SHOW"))
 		show(blk, balloon);
-	devices_exit(&vm);
-	memset(&vm.bus, 0, sizeof(vm.bus));
+	devices_exit(m);
+	memset(&m->bus, 0, sizeof(m->bus));
 	return 0;
 }

@@ -184,10 +184,10 @@ static int balloon_hook(struct vm *vm, uint32_t n, void *opaque)
 		s->frame_b3_after = vm_gpa_to_frame(vm, GPMM_BALLOON_B + 3 * MIB);
 		break;
 	case 5:
-		s->query5 = virtio_balloon_query(vm, &s->stats5, true);
+		s->query5 = virtio_balloon_query(&vm->mach, &s->stats5, true);
 		break;
 	case 6:
-		s->query6 = virtio_balloon_query(vm, &s->stats6, false);
+		s->query6 = virtio_balloon_query(&vm->mach, &s->stats6, false);
 		break;
 	}
 	s->free[cp] = pool_free_pages(vm->pool);
@@ -230,7 +230,7 @@ static void test_balloon_returns_frames(void)
 	vm->checkpoint_opaque = &s;
 	CU_ASSERT_EQUAL(vm_start(vm), 0);
 	vm_wait(vm);
-	CU_ASSERT_EQUAL(virtio_balloon_query(vm, &end, false), 0);
+	CU_ASSERT_EQUAL(virtio_balloon_query(&vm->mach, &end, false), 0);
 	report = report_build(pool, &vm, 1, false);
 	CU_ASSERT_FATAL(report != NULL);
 	b = json_object_get(json_array_get(json_object_get(report, "vms"), 0), "balloon");
@@ -567,8 +567,8 @@ static void test_evil_driver(void)
 	CU_ASSERT_EQUAL_FATAL(test_vm_create(pool, &cfg, &res, &vm, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(vm_start(vm), 0);
 	vm_wait(vm);
-	nr = virtio_mmio_list(vm, dev, VIRTIO_MMIO_SLOTS);
-	CU_ASSERT_EQUAL(virtio_balloon_query(vm, &bal, false), 0);
+	nr = virtio_mmio_list(&vm->mach, dev, VIRTIO_MMIO_SLOTS);
+	CU_ASSERT_EQUAL(virtio_balloon_query(&vm->mach, &bal, false), 0);
 	test_vm_finish(vm, &res);
 
 	CU_ASSERT_EQUAL(res.state, VM_SHUTDOWN);

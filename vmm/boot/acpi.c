@@ -317,8 +317,8 @@ static void build_dsdt(struct tbuf *b, const struct vm *vm)
 
 	aml_com1(&scope);
 	aml_power_button(&scope);
-	for (unsigned int i = 0; i < vm->bus.nr_acpi; i++)
-		aml_announced(&scope, i, &vm->bus.acpi[i]);
+	for (unsigned int i = 0; i < vm->mach.bus.nr_acpi; i++)
+		aml_announced(&scope, i, &vm->mach.bus.acpi[i]);
 	if (scope.overflow)
 		b->overflow = true;
 	put8(b, AML_SCOPE);
@@ -430,7 +430,7 @@ int acpi_build(struct vm *vm, uint64_t *rsdp_gpa)
 	build_dsdt(&b, vm);
 	if (b.overflow)
 		return -ENOSPC;
-	vm->acpi = true;	/* it has the power button (power_button_press) */
+	vm->mach.acpi = true;	/* it has the power button (power_button_press) */
 
 	/* now that the DSDT has a place, the FADT can name it */
 	b.len = fadt - base;

@@ -188,7 +188,7 @@ static void balloon_tick(struct daemon *d, struct dvm *v, uint64_t now)
 	struct virtio_balloon_info info;
 	bool refresh = v->stats_period_s && now >= v->next_stats_ns;
 
-	if (!v->vm || v->ended || virtio_balloon_query(v->vm, &info, refresh))
+	if (!v->vm || v->ended || virtio_balloon_query(&v->vm->mach, &info, refresh))
 		return;
 	if (refresh)
 		v->next_stats_ns = now + v->stats_period_s * 1000000000ULL;
@@ -415,7 +415,7 @@ static void deliver_keys(struct dvm *v)
 {
 	if (!v->vm || v->ended || v->keys_off == v->keys_len)
 		return;
-	v->keys_off += vm_console_input(v->vm, v->keys + v->keys_off, v->keys_len - v->keys_off);
+	v->keys_off += machine_console_input(&v->vm->mach, v->keys + v->keys_off, v->keys_len - v->keys_off);
 	if (v->keys_off == v->keys_len)
 		v->keys_off = v->keys_len = 0;
 }

@@ -15,6 +15,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "devices/device.h"
 #include "devices/legacy/power.h"
 #include "devices/virtio/virtio_balloon.h"
 #include "vmm/core/config.h"
@@ -242,7 +243,7 @@ static json_t *cmd_powerdown(struct conn *c, json_t *args, struct qmp_err *e)
 
 	if (!v)
 		return NULL;
-	ret = v->vm ? power_button_press(v->vm) : -ENODEV;
+	ret = v->vm ? power_button_press(&v->vm->mach) : -ENODEV;
 	if (ret && ret != -ENODEV)
 		return qmp_fail(e, "GenericError", "cannot press the power button: %s", strerror(-ret));
 	qmp_broadcast_vm(c->d, v, "POWERDOWN", NULL);
@@ -394,7 +395,7 @@ static struct dvm *balloon_vm(struct conn *c, json_t *args, struct qmp_err *e)
 {
 	struct dvm *v = qmp_target_live(c, args, e);
 
-	if (v && !dev_priv(v->vm, &virtio_balloon_device)) {
+	if (v && !dev_priv(&v->vm->mach, &virtio_balloon_device)) {
 		qmp_fail(e, "DeviceNotActive", "No balloon device has been activated");
 		return NULL;
 	}
@@ -415,7 +416,7 @@ static json_t *cmd_balloon(struct conn *c, json_t *args, struct qmp_err *e)
 		return NULL;
 	if (json_integer_value(value) <= 0)
 		return qmp_fail(e, "GenericError", "Parameter 'target' expects a size");
-	if (virtio_balloon_set_target(v->vm, (uint64_t)json_integer_value(value)))
+	if (virtio_balloon_set_target(&v->vm->mach, (uint64_t)json_integer_value(value)))
 		return qmp_fail(e, "DeviceNotActive", "No balloon device has been activated");
 	return json_object();
 }
@@ -427,7 +428,7 @@ static json_t *cmd_query_balloon(struct conn *c, json_t *args, struct qmp_err *e
 
 	if (!v)
 		return NULL;
-	if (virtio_balloon_query(v->vm, &info, false))
+	if (virtio_balloon_query(&v->vm->mach, &info, false))
 		return qmp_fail(e, "DeviceNotActive", "No balloon device has been activated");
 	return json_pack("{s:I}", "actual", (json_int_t)info.actual_bytes);
 }
@@ -441,7 +442,7 @@ static json_t *cmd_query_gpmm_balloon(struct conn *c, json_t *args, struct qmp_e
 
 	if (!v)
 		return NULL;
-	if (virtio_balloon_query(v->vm, &info, true))
+	if (virtio_balloon_query(&v->vm->mach, &info, true))
 		return qmp_fail(e, "DeviceNotActive", "No balloon device has been activated");
 	d = &v->vm->discard;
 	stats = json_object();

@@ -238,7 +238,7 @@ static json_t *balloon_json(struct vm *vm)
 		"returned_bytes", LOAD(d->bytes), "discards", LOAD(d->calls),
 		"discard_failed", LOAD(d->failed), "blocks_returned", LOAD(d->blocks));
 
-	json_object_set_new(j, "present", json_boolean(!virtio_balloon_query(vm, &b, false)));
+	json_object_set_new(j, "present", json_boolean(!virtio_balloon_query(&vm->mach, &b, false)));
 	if (!json_is_true(json_object_get(j, "present")))
 		return j;
 	json_object_update_new(j, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
@@ -256,7 +256,7 @@ static json_t *balloon_json(struct vm *vm)
 static json_t *virtio_json(struct vm *vm)
 {
 	struct virtio_mmio_info info[VIRTIO_MMIO_SLOTS];
-	unsigned int n = virtio_mmio_list(vm, info, VIRTIO_MMIO_SLOTS);
+	unsigned int n = virtio_mmio_list(&vm->mach, info, VIRTIO_MMIO_SLOTS);
 	json_t *a = json_array();
 
 	for (unsigned int i = 0; i < n; i++)

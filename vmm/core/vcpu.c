@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "devices/device.h"
 #include "vmm/boot/boot.h"
 #include "vmm/core/kvm.h"
 #include "vmm/sys/sandbox.h"
@@ -220,7 +221,7 @@ static int handle_io(struct vcpu *vcpu)
 	bool is_write = run->io.direction == KVM_EXIT_IO_OUT;
 
 	for (uint32_t i = 0; i < run->io.count; i++) {
-		int ret = dev_pio(vcpu->vm, vcpu, run->io.port, data,
+		int ret = dev_pio(&vcpu->vm->mach, vcpu, run->io.port, data,
 				  run->io.size, is_write);
 
 		/* an unclaimed port reads as all ones, as on a PC */
@@ -236,7 +237,7 @@ static int handle_io(struct vcpu *vcpu)
 static int handle_mmio(struct vcpu *vcpu)
 {
 	struct kvm_run *run = vcpu->run;
-	int ret = dev_mmio(vcpu->vm, vcpu, run->mmio.phys_addr, run->mmio.data,
+	int ret = dev_mmio(&vcpu->vm->mach, vcpu, run->mmio.phys_addr, run->mmio.data,
 			   run->mmio.len, run->mmio.is_write);
 
 	if (ret == -ENODEV)

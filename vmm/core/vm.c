@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "devices/device.h"
 #include "vmm/boot/boot.h"
 #include "vmm/memory/guest_mem.h"
 #include "vmm/core/kvm.h"
@@ -139,6 +140,7 @@ int vm_create(const struct vm_config *cfg, struct pool *pool,
 	vm->stats.create_ns = vm_now_ns();
 	vm->cfg = *cfg;
 	vm->pool = pool;
+	vm_machine_init(vm);
 	vm->fd = vm->uffd = vm->uffd_stop = -1;
 	pthread_mutex_init(&vm->mem_lock, NULL);
 	pthread_mutex_init(&vm->mig.lock, NULL);
@@ -158,10 +160,10 @@ int vm_create(const struct vm_config *cfg, struct pool *pool,
 		ret = gmem_uffd_start(vm, err, errlen);
 	if (!ret && cfg->prefault)
 		ret = gmem_prefault(vm, err, errlen);
-	/* a device that refuses says why in vm->report */
-	if (!ret && (ret = devices_init(vm)))
+	/* a device that refuses says why in vm->mach.why */
+	if (!ret && (ret = devices_init(&vm->mach)))
 		snprintf(err, errlen, "device setup: %s",
-			 vm->report[0] ? vm->report : strerror(-ret));
+			 vm->mach.why[0] ? vm->mach.why : strerror(-ret));
 	if (!ret)
 		ret = boot_load(vm, err, errlen);
 	if (!ret)
@@ -286,7 +288,7 @@ void vm_destroy(struct vm *vm)
 	gmem_uffd_stop(vm);
 	for (unsigned int i = 0; vm->vcpus && i < vm->nr_vcpus; i++)
 		vcpu_exit(&vm->vcpus[i]);
-	devices_exit(vm);
+	devices_exit(&vm->mach);
 	gmem_destroy(vm);
 	if (vm->fd >= 0)
 		close(vm->fd);
@@ -366,11 +368,6 @@ void vm_console_write(struct vm *vm, const char *buf, size_t len)
 {
 	if (vm->console)
 		vm->console(vm->console_opaque, buf, len);
-}
-
-size_t vm_console_input(struct vm *vm, const char *buf, size_t len)
-{
-	return vm->console_input ? vm->console_input(vm->console_input_opaque, buf, len) : 0;
 }
 
 /*

@@ -55,7 +55,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "devices/device.h"
+#include "devices/machine.h"
 #include "vmm/boot/boot.h"
 #include "vmm/memory/pool_backend.h"
 
@@ -190,7 +190,6 @@ struct vcpu;
 struct vm;
 
 typedef void (*vm_console_fn)(void *opaque, const char *buf, size_t len);
-typedef size_t (*vm_console_input_fn)(void *opaque, const char *buf, size_t len);
 typedef int (*vm_checkpoint_fn)(struct vm *vm, uint32_t n, void *opaque);
 typedef void (*vm_end_fn)(struct vm *vm, void *opaque);
 
@@ -225,7 +224,7 @@ struct vm {
 	struct mm_pcp *mem_pcp;
 	pthread_mutex_t mem_lock;	/* backing map and mappings */
 
-	struct device_bus bus;
+	struct machine mach;		/* what its devices see of it (machine.c) */
 	struct boot_entry boot;		/* how the vCPUs start (the loader's) */
 
 	int uffd;
@@ -245,10 +244,7 @@ struct vm {
 
 	vm_console_fn console;
 	void *console_opaque;
-	vm_console_input_fn console_input;	/* the UART's receive side */
-	void *console_input_opaque;
 	bool reboot;			/* the guest asked for a reset: run it again */
-	bool acpi;			/* the guest has ACPI tables (a Linux boot) */
 	bool seccomp;			/* vCPU threads filter their syscalls (sandbox.h) */
 	vm_checkpoint_fn checkpoint;
 	void *checkpoint_opaque;
@@ -283,8 +279,6 @@ enum vm_state vm_get_state(struct vm *vm);
 const char *vm_state_name(enum vm_state state);
 
 void vm_console_write(struct vm *vm, const char *buf, size_t len);
-/* Keys for the guest's console; returns how many it took. */
-size_t vm_console_input(struct vm *vm, const char *buf, size_t len);
 /* The guest powered off (@reboot false) or reset itself (true). */
 void vm_guest_power(struct vm *vm, bool reboot);
 
@@ -295,6 +289,9 @@ void vm_guest_power(struct vm *vm, bool reboot);
 __must_check int vm_irq_line(struct vm *vm, unsigned int gsi, bool level);
 
 uint64_t vm_now_ns(void);
+
+/* Make vm->mach what the devices of @vm see (machine.c). */
+void vm_machine_init(struct vm *vm);
 
 /* A stop was requested; for threads that do not hold vm->lock. */
 static inline bool vm_is_stopping(struct vm *vm)

@@ -1,13 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The region a guest range lies in, and copies in and out of guest memory
- * on top of the one bounds-checked accessor (vm_guest_ptr). A file of
- * their own so that a harness with guest memory of its own
- * (tests/fuzz/fake_vm.c) uses these very pieces.
+ * The region a guest range lies in: the bounds check every guest memory
+ * accessor starts from. A file of its own so that a harness with guest
+ * memory of its own (tests/fuzz/fake_vm.c) uses this very check.
  */
-#include <errno.h>
-#include <string.h>
-
 #include "vmm/memory/guest_mem.h"
 
 struct vm_region *gmem_region(struct vm *vm, uint64_t gpa, uint64_t len)
@@ -20,24 +16,4 @@ struct vm_region *gmem_region(struct vm *vm, uint64_t gpa, uint64_t len)
 			return r;
 	}
 	return NULL;
-}
-
-int vm_read_guest(struct vm *vm, uint64_t gpa, void *buf, uint64_t len)
-{
-	void *p = vm_guest_ptr(vm, gpa, len);
-
-	if (!p)
-		return -EFAULT;
-	memcpy(buf, p, len);
-	return 0;
-}
-
-int vm_write_guest(struct vm *vm, uint64_t gpa, const void *buf, uint64_t len)
-{
-	void *p = vm_guest_ptr(vm, gpa, len);
-
-	if (!p)
-		return -EFAULT;
-	memcpy(p, buf, len);
-	return 0;
 }

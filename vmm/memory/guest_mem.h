@@ -22,10 +22,23 @@ __must_check int vm_remap_page(struct vm *vm, uint64_t gpa, uint64_t new_frame);
 /* Frame backing @gpa, or -ENOENT when not populated. */
 long vm_gpa_to_frame(struct vm *vm, uint64_t gpa);
 
-/* The one way the VMM and devices touch guest memory: bounds-checked. */
+/*
+ * The one way the VMM and devices touch guest memory: bounds-checked.
+ * Devices reach it through vm->mach; the copies are the machine's.
+ */
 void *vm_guest_ptr(struct vm *vm, uint64_t gpa, uint64_t len);
-__must_check int vm_read_guest(struct vm *vm, uint64_t gpa, void *buf, uint64_t len);
-__must_check int vm_write_guest(struct vm *vm, uint64_t gpa, const void *buf, uint64_t len);
+
+static inline __must_check int vm_read_guest(struct vm *vm, uint64_t gpa, void *buf,
+					     uint64_t len)
+{
+	return machine_read_guest(&vm->mach, gpa, buf, len);
+}
+
+static inline __must_check int vm_write_guest(struct vm *vm, uint64_t gpa, const void *buf,
+					      uint64_t len)
+{
+	return machine_write_guest(&vm->mach, gpa, buf, len);
+}
 
 /* Pages backed now; counted by the fault thread, read by anyone. */
 static inline uint64_t vm_populated_pages(struct vm *vm)

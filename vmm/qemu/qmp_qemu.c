@@ -207,7 +207,7 @@ static json_t *guest_stats(struct vm *vm, struct qmp_err *e)
 	json_t *stats = json_object();
 	int64_t updated = 0;
 
-	if (virtio_balloon_query(vm, &info, true)) {
+	if (virtio_balloon_query(&vm->mach, &info, true)) {
 		json_decref(stats);
 		return qmp_fail(e, "DeviceNotActive", "No balloon device has been activated");
 	}
