@@ -58,7 +58,8 @@ MM_SRCS    := mm/pool.c \
               mm/stats.c \
               mm/fault.c
 
-VMM_SRCS   := vmm/memory/pool_backend.c \
+VMM_SRCS   := vmm/memory/pool_own.c \
+              vmm/pool_service/pool_remote.c \
               vmm/pool_service/pool_wire.c \
               vmm/pool_service/pool_client.c \
               vmm/pool_service/pool_service.c \

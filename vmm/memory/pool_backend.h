@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The host side of the frame pool: mm/'s allocator plus its shared mapping
- * of the whole memfd, through which the VMM zeroes and copies frames.
+ * The frame pool as VM code sees it: a shared mapping of the whole memfd,
+ * through which the VMM zeroes and copies frames, and the allocator's
+ * calls, served by one of two backends chosen when the pool is opened:
+ * this process's own mm/ allocator (pool_own.c), or the host pool service
+ * in another process (vmm/pool_service/pool_remote.c). Each backend is a
+ * table of operations; nothing else asks which one it is.
  */
 #ifndef GPMM_VMM_POOL_H
 #define GPMM_VMM_POOL_H
@@ -25,15 +29,47 @@ struct pool_host {
 
 #define POOL_HOST_DEFAULTS	{ .huge = true, .release_ms = 1000 }
 
+struct pool;
 struct pool_client;
+
+/*
+ * What a backend does for the pool_* calls below (see there). Guest RAM
+ * is always movable and never compacted for under a VM's memory lock:
+ * only alloc_block (an assembly's block) may compact.
+ */
+struct pool_ops {
+	const char *name;
+	long (*alloc_page)(struct pool *pool, struct mm_pcp *pcp, uint32_t owner);
+	long (*alloc_pages)(struct pool *pool, struct mm_pcp *pcp, unsigned int order,
+			    uint32_t owner);
+	long (*alloc_block_nowait)(struct pool *pool, uint32_t owner, uint64_t keep_free,
+				   bool *zeroed);
+	long (*alloc_block)(struct pool *pool, uint32_t owner, bool *host_huge);
+	int (*free)(struct pool *pool, struct mm_pcp *pcp, uint64_t frame, unsigned int order);
+	int (*split)(struct pool *pool, uint64_t frame);
+	int (*pin)(struct pool *pool, uint64_t frame);
+	int (*unpin)(struct pool *pool, uint64_t frame);
+	long (*frames_pinned)(struct pool *pool, const uint32_t *frames, size_t n,
+			      size_t *unallocated);
+	int (*frames_info)(struct pool *pool, const uint32_t *frames, size_t n,
+			   struct mm_frame_info *infos);
+	int (*stats)(struct pool *pool, struct mm_stats *st);
+	int (*pageblock_walk)(struct pool *pool, mm_pageblock_fn fn, void *opaque);
+	int (*owner_register)(struct pool *pool, const struct mm_owner_ops *ops, void *priv,
+			      uint32_t *id);
+	void (*owner_unregister)(struct pool *pool, uint32_t id);
+	int (*pcp_create)(struct pool *pool, struct mm_pcp **out);
+	/* What the backend holds besides struct pool's common fields. */
+	void (*close)(struct pool *pool);
+};
 
 /*
  * A pool is this process's own (mm != NULL: mm/ runs here) or the host
  * pool service's (client != NULL: `gpmm run --host-pool`, frames lent by
- * `gpmm daemon` in another process). VM code goes through the pool_*
- * functions below, which work on both.
+ * `gpmm daemon` in another process); ops is the backend's table.
  */
 struct pool {
+	const struct pool_ops *ops;
 	struct mm_pool *mm;
 	struct pool_client *client;
 	uint32_t remote_owner;	/* the service's owner id for this process */
@@ -67,34 +103,98 @@ static inline uint64_t pool_frames(const struct pool *pool)
  * is always movable and never compacted for under a VM's memory lock:
  * only pool_alloc_block (an assembly's block) may compact.
  */
-__must_check long pool_alloc_page(struct pool *pool, struct mm_pcp *pcp, uint32_t owner);
 /* 2^@order contiguous frames as as many order-0 allocations (fault-around). */
-__must_check long pool_alloc_pages(struct pool *pool, struct mm_pcp *pcp, unsigned int order,
-				   uint32_t owner);
+static inline __must_check long pool_alloc_pages(struct pool *pool, struct mm_pcp *pcp,
+						 unsigned int order, uint32_t owner)
+{
+	return pool->ops->alloc_pages(pool, pcp, order, owner);
+}
+
+static inline __must_check long pool_alloc_page(struct pool *pool, struct mm_pcp *pcp,
+						uint32_t owner)
+{
+	return pool->ops->alloc_page(pool, pcp, owner);
+}
+
 /*
  * A whole free pageblock, made huge, while more than @keep_free stay free
  * (0: no such limit); *@zeroed: it reads zero already.
  */
-__must_check long pool_alloc_block_nowait(struct pool *pool, uint32_t owner, uint64_t keep_free,
-					  bool *zeroed);
+static inline __must_check long pool_alloc_block_nowait(struct pool *pool, uint32_t owner,
+							uint64_t keep_free, bool *zeroed)
+{
+	return pool->ops->alloc_block_nowait(pool, owner, keep_free, zeroed);
+}
+
 /* A pageblock, compacting for it; *@host_huge: a host huge page already. */
-__must_check long pool_alloc_block(struct pool *pool, uint32_t owner, bool *host_huge);
+static inline __must_check long pool_alloc_block(struct pool *pool, uint32_t owner,
+						 bool *host_huge)
+{
+	return pool->ops->alloc_block(pool, owner, host_huge);
+}
+
 /* Free the block at @frame of @order (the service needs no order; a cache does). */
-__must_check int pool_free(struct pool *pool, struct mm_pcp *pcp, uint64_t frame,
-			   unsigned int order);
-__must_check int pool_split(struct pool *pool, uint64_t frame);
-__must_check int pool_pin(struct pool *pool, uint64_t frame);
-__must_check int pool_unpin(struct pool *pool, uint64_t frame);
-__must_check long pool_frames_pinned(struct pool *pool, const uint32_t *frames, size_t n,
-				     size_t *unallocated);
-__must_check int pool_frames_info(struct pool *pool, const uint32_t *frames, size_t n,
-				  struct mm_frame_info *infos);
-__must_check int pool_stats(struct pool *pool, struct mm_stats *st);
-__must_check int pool_pageblock_walk(struct pool *pool, mm_pageblock_fn fn, void *opaque);
-__must_check int pool_owner_register(struct pool *pool, const struct mm_owner_ops *ops,
-				     void *priv, uint32_t *id);
-void pool_owner_unregister(struct pool *pool, uint32_t id);
-__must_check int pool_pcp_create(struct pool *pool, struct mm_pcp **out);
+static inline __must_check int pool_free(struct pool *pool, struct mm_pcp *pcp, uint64_t frame,
+					 unsigned int order)
+{
+	return pool->ops->free(pool, pcp, frame, order);
+}
+
+static inline __must_check int pool_split(struct pool *pool, uint64_t frame)
+{
+	return pool->ops->split(pool, frame);
+}
+
+static inline __must_check int pool_pin(struct pool *pool, uint64_t frame)
+{
+	return pool->ops->pin(pool, frame);
+}
+
+static inline __must_check int pool_unpin(struct pool *pool, uint64_t frame)
+{
+	return pool->ops->unpin(pool, frame);
+}
+
+static inline __must_check long pool_frames_pinned(struct pool *pool, const uint32_t *frames,
+						   size_t n, size_t *unallocated)
+{
+	return pool->ops->frames_pinned(pool, frames, n, unallocated);
+}
+
+static inline __must_check int pool_frames_info(struct pool *pool, const uint32_t *frames,
+						size_t n, struct mm_frame_info *infos)
+{
+	return pool->ops->frames_info(pool, frames, n, infos);
+}
+
+static inline __must_check int pool_stats(struct pool *pool, struct mm_stats *st)
+{
+	return pool->ops->stats(pool, st);
+}
+
+static inline __must_check int pool_pageblock_walk(struct pool *pool, mm_pageblock_fn fn,
+						   void *opaque)
+{
+	return pool->ops->pageblock_walk(pool, fn, opaque);
+}
+
+static inline __must_check int pool_owner_register(struct pool *pool,
+						   const struct mm_owner_ops *ops, void *priv,
+						   uint32_t *id)
+{
+	return pool->ops->owner_register(pool, ops, priv, id);
+}
+
+static inline void pool_owner_unregister(struct pool *pool, uint32_t id)
+{
+	pool->ops->owner_unregister(pool, id);
+}
+
+static inline __must_check int pool_pcp_create(struct pool *pool, struct mm_pcp **out)
+{
+	return pool->ops->pcp_create(pool, out);
+}
+
 void pool_pcp_destroy(struct mm_pcp *pcp);
 
 static inline void *pool_frame_ptr(const struct pool *pool, uint64_t frame)
