@@ -169,14 +169,15 @@ $(BUILD)/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -c -o $@ $<
 
+# rm first: ar keeps the members of objects a rename left behind
 $(LIBMM): $(MM_OBJS)
-	$(call say,AR,$@)$(AR) rcs $@ $^
+	$(call say,AR,$@)rm -f $@ && $(AR) rcs $@ $^
 
 $(LIBDEV): $(DEV_OBJS)
-	$(call say,AR,$@)$(AR) rcs $@ $^
+	$(call say,AR,$@)rm -f $@ && $(AR) rcs $@ $^
 
 $(LIBAPP): $(APP_OBJS)
-	$(call say,AR,$@)$(AR) rcs $@ $^
+	$(call say,AR,$@)rm -f $@ && $(AR) rcs $@ $^
 
 $(GPMM): $(BUILD)/cli/main.o $(LIBAPP) $(LIBDEV) $(LIBMM)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
