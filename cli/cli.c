@@ -41,17 +41,23 @@ static const struct cli_cmd top_cmds[] = {
 	{ "resume", cmd_resume, "resume a paused VM (QMP cont)" },
 	{ "frag", cmd_frag, "fragmentation report of a VM or a daemon" },
 	{ "qemu", cmd_qemu, "QEMU's command line, for libvirt's QEMU driver (configs/libvirt/)" },
-	{ "fragment", cmd_fragment, "a tenant that fragments the host pool (tests, benchmarks)" },
+	{ "fragmenting-tenant", cmd_fragmenting_tenant, "take host pool blocks, hold them sparsely (tests)" },
 	{ "host-check", cmd_host_check, "what this host's kernel gives gpmm, and what is lost" },
 	{ "bench", cmd_bench, "measure: gpmm bench frag|alloc|boot|fault|migrate|hugeback|trace-gen" },
 	{ "help", cmd_help, "this text" },
 	{ 0 }
 };
 
+/* The help column starts after the longest name of the table. */
 static void list_cmds(FILE *f, const char *prefix, const struct cli_cmd *cmds)
 {
+	int width = 0;
+
 	for (const struct cli_cmd *c = cmds; c->name; c++)
-		fprintf(f, "  %s %-10s %s\n", prefix, c->name, c->help);
+		if ((int)strlen(c->name) > width)
+			width = (int)strlen(c->name);
+	for (const struct cli_cmd *c = cmds; c->name; c++)
+		fprintf(f, "  %s %-*s  %s\n", prefix, width, c->name, c->help);
 }
 
 static int dispatch(const char *prefix, const struct cli_cmd *cmds, int argc,

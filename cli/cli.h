@@ -13,7 +13,7 @@ int cmd_pause(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
 int cmd_frag(int argc, char **argv);
 int cmd_host_check(int argc, char **argv);
-int cmd_fragment(int argc, char **argv);
+int cmd_fragmenting_tenant(int argc, char **argv);
 int cmd_qemu(int argc, char **argv);
 
 #include <stdbool.h>

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * gpmm fragment: a tenant of the host pool that fragments it on purpose.
+ * gpmm fragmenting-tenant: a tenant of the host pool that fragments it on
+ * purpose.
  * It takes --spread MiB as blocks of --one-in pages (default 2), split,
  * and keeps the first page of each, so that it holds one page in every
  * --one-in of that memory, in every pageblock it touched. Its pages are movable:
@@ -110,13 +111,13 @@ static int take_scattered(struct pool_client *c, struct tenant *t, uint64_t keep
 }
 
 static const char fragment_usage[] =
-	"usage: gpmm fragment [--host-pool=SOCKET] [--spread MIB] [--one-in N]\n"
+	"usage: gpmm fragmenting-tenant [--host-pool=SOCKET] [--spread MIB] [--one-in N]\n"
 	"Holds one 4 KiB page in every N (2, 4 ... 512; default 2) of MIB (default\n"
 	"512) of the host pool, movable, until SIGTERM or SIGINT; then checks every\n"
 	"page kept its contents through the moves the pool service asked of it\n"
 	"(exit 1 if not).\n";
 
-int cmd_fragment(int argc, char **argv)
+int cmd_fragmenting_tenant(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "host-pool", optional_argument, NULL, 'O' },
@@ -146,14 +147,14 @@ int cmd_fragment(int argc, char **argv)
 		case 's':
 			spread = strtoull(optarg, &end, 10) << 20;
 			if (*end || !spread || spread % (4ULL << 20)) {
-				fprintf(stderr, "gpmm fragment: --spread wants a multiple of 4 MiB\n");
+				fprintf(stderr, "gpmm fragmenting-tenant: --spread wants a multiple of 4 MiB\n");
 				return 2;
 			}
 			break;
 		case 'n':
 			one_in = strtoull(optarg, &end, 10);
 			if (*end || one_in < 2 || one_in > 512 || (one_in & (one_in - 1))) {
-				fprintf(stderr, "gpmm fragment: --one-in wants 2, 4 ... 512\n");
+				fprintf(stderr, "gpmm fragmenting-tenant: --one-in wants 2, 4 ... 512\n");
 				return 2;
 			}
 			break;
@@ -168,9 +169,9 @@ int cmd_fragment(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	order = (unsigned int)__builtin_ctzll(one_in);
 	/* its RAM, for the service's admission: what it holds, in whole 2 MiB */
-	if (pool_client_connect(path, "fragment", (spread / one_in + MM_PAGEBLOCK_SIZE - 1) &
+	if (pool_client_connect(path, "fragmenting-tenant", (spread / one_in + MM_PAGEBLOCK_SIZE - 1) &
 				~(uint64_t)(MM_PAGEBLOCK_SIZE - 1), &c, &info, err, sizeof(err))) {
-		fprintf(stderr, "gpmm fragment: %s\n", err);
+		fprintf(stderr, "gpmm fragmenting-tenant: %s\n", err);
 		return 1;
 	}
 	t.frames = calloc(spread >> (MM_PAGE_SHIFT + order), sizeof(*t.frames));
@@ -181,7 +182,7 @@ int cmd_fragment(int argc, char **argv)
 	if (!ret)
 		ret = take_scattered(c, &t, spread >> (MM_PAGE_SHIFT + order), order);
 	if (ret) {
-		fprintf(stderr, "gpmm fragment: taking %llu KiB: %s\n",
+		fprintf(stderr, "gpmm fragmenting-tenant: taking %llu KiB: %s\n",
 			(unsigned long long)((spread / one_in) >> 10), strerror(-ret));
 		pool_client_close(c);
 		free(t.frames);
@@ -189,7 +190,7 @@ int cmd_fragment(int argc, char **argv)
 		return 1;
 	}
 	pool_client_set_owner(c, &tenant_ops, &t);
-	printf("gpmm fragment: holding %llu KiB, one page in %llu of %llu MiB; ready\n",
+	printf("gpmm fragmenting-tenant: holding %llu KiB, one page in %llu of %llu MiB; ready\n",
 	       (unsigned long long)((spread / one_in) >> 10), (unsigned long long)one_in,
 	       (unsigned long long)(spread >> 20));
 	fflush(stdout);
@@ -198,7 +199,7 @@ int cmd_fragment(int argc, char **argv)
 	pool_client_set_owner(c, NULL, NULL);
 	for (uint64_t i = 0; i < t.n; i++)
 		bad += !intact(&t, i);
-	printf("gpmm fragment: %llu pages moved by the service, %llu of %llu lost their contents\n",
+	printf("gpmm fragmenting-tenant: %llu pages moved by the service, %llu of %llu lost their contents\n",
 	       (unsigned long long)t.moved, (unsigned long long)bad, (unsigned long long)t.n);
 	fflush(stdout);
 	pool_client_close(c);

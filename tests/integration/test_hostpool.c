@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * One host pool for many VM processes (vmm/pool_service/pool_service.c): `gpmm daemon`
- * lends, `gpmm run --host-pool` borrows, `gpmm fragment` fragments. Every
+ * lends, `gpmm run --host-pool` borrows, `gpmm fragmenting-tenant` fragments. Every
  * figure is checked against a second source: a VM's huge backing against
  * the kernel's smaps of its process, the service's count of a process's
  * frames against what the process itself says it holds, and the whole
@@ -120,7 +120,7 @@ static bool frames_add_up(struct hp_env *e, json_int_t frag_frames, unsigned int
 
 			owned += num(p, "frames_owned");
 			procs++;
-			if (!strcmp(name, "fragment")) {
+			if (!strcmp(name, "fragmenting-tenant")) {
 				agree += num(p, "frames_owned") == frag_frames;
 				continue;
 			}
@@ -156,7 +156,7 @@ static void test_three_vm_processes(void)
 
 	CU_ASSERT_FATAL(start_service(&e, ""));
 	/* the fourth: one page in four of the whole pool, movable */
-	snprintf(cmd, sizeof(cmd), "%s fragment --host-pool=%s --spread %d --one-in %d",
+	snprintf(cmd, sizeof(cmd), "%s fragmenting-tenant --host-pool=%s --spread %d --one-in %d",
 		 gpmm_bin(), e.pool, POOL_MIB, FRAG_ONE_IN);
 	e.frag_pid = spawn_bg("fragment", cmd);
 	CU_ASSERT_FATAL(log_says("fragment", "ready", 600));
