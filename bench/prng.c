@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+/* A small seeded PRNG (prng.h): workloads and traces that replay the same way. */
 #include <math.h>
 
 #include "bench/prng.h"

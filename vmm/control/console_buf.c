@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+/* A VM console captured into memory (console_buf.h). */
 #include <string.h>
 
 #include "vmm/control/console_buf.h"

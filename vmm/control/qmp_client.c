@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+/* The CLI's side of QMP (qmp_client.h): connect, negotiate, execute, read events. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+/* QMP framing (qmp_wire.h): one JSON value at a time off a stream. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

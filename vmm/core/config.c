@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
+/*
+ * VM configuration (config.h): defaults, the keys the command line and INI
+ * files share, and their values' checks, each refusal with its reason.
+ */
 #include <ctype.h>
 #include <errno.h>
 #include <ini.h>

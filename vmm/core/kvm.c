@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+/* /dev/kvm (kvm.h): opened once per process, its capabilities as a table. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/kvm.h>

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Moving guest pages while the vCPUs run, and assembling 2 MiB backings.
+ * Moving guest pages while the vCPUs run, and the write-protect window
+ * that makes it safe (2 MiB assembly in huge_backing.c opens the same
+ * window over a whole range); pins, and the owner callback compaction
+ * calls to move a VM's page.
  *
  * The rule (DESIGN.md): no guest write may be lost and no vCPU may read a
  * torn page. Copy + remap alone loses writes made between the copy and the
@@ -31,8 +34,6 @@
 #include "vmm/memory/page_move.h"
 #include "vmm/core/samples.h"
 #include "vmm/core/vm.h"
-
-
 
 static void record_stall(struct vm *vm, uint64_t ns)
 {

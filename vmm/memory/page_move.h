@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Live migration of guest pages: one page moved while the vCPUs run, the
+ * Moving guest pages while the guest runs: one page moved under the vCPUs, the
  * write-protect window that makes it safe (also used by 2 MiB assembly),
  * pins, the owner callback compaction uses, and the fault thread's side.
  */
-#ifndef GPMM_MIGRATE_H
-#define GPMM_MIGRATE_H
+#ifndef GPMM_PAGE_MOVE_H
+#define GPMM_PAGE_MOVE_H
 
 #include <stdint.h>
 

@@ -7,8 +7,8 @@
  * in another process (vmm/pool_service/pool_remote.c). Each backend is a
  * table of operations; nothing else asks which one it is.
  */
-#ifndef GPMM_VMM_POOL_H
-#define GPMM_VMM_POOL_H
+#ifndef GPMM_POOL_BACKEND_H
+#define GPMM_POOL_BACKEND_H
 
 #include <stdint.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Datagrams of the pool protocol and the descriptors that ride on them
- * (SCM_RIGHTS), for both ends: vmm/pool_service/pool_service.c and vmm/pool_service/pool_client.c.
+ * (SCM_RIGHTS), for both ends: pool_service.c and pool_client.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
