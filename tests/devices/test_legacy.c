@@ -9,10 +9,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "devices/device.h"
 #include "devices/legacy/power.h"
 #include "guests/abi.h"
-#include "tests/devices/machine_double.h"
+#include "tests/devices/bus.h"
 #include "tests/suite.h"
 
 #define COM1		GPMM_COM1_PORT
@@ -24,27 +23,17 @@ static void up(void)
 {
 	struct machine_config cfg = { .disk = "" };
 
-	CU_ASSERT_EQUAL_FATAL(machine_double_init(&dbl, 1 << 20, &cfg), 0);
-	CU_ASSERT_EQUAL_FATAL(devices_init(&dbl.m), 0);
-}
-
-static void down(void)
-{
-	devices_exit(&dbl.m);
-	machine_double_fini(&dbl);
+	bus_up(&dbl, 1 << 20, &cfg);
 }
 
 static uint32_t in(uint16_t port, unsigned int len)
 {
-	uint32_t v = 0;
-
-	CU_ASSERT_EQUAL(dev_pio(&dbl.m, NULL, port, (uint8_t *)&v, len, false), 0);
-	return v;
+	return bus_read(&dbl, BUS_PIO, port, len);
 }
 
 static void out(uint16_t port, uint32_t val, unsigned int len)
 {
-	CU_ASSERT_EQUAL(dev_pio(&dbl.m, NULL, port, (uint8_t *)&val, len, true), 0);
+	bus_write(&dbl, BUS_PIO, port, val, len);
 }
 
 /* The registry makes no virtio device for a config without disk or balloon. */
@@ -57,7 +46,7 @@ static void test_registry_follows_config(void)
 	CU_ASSERT_EQUAL(dbl.m.bus.nr_acpi, 0);
 	CU_ASSERT_EQUAL(dev_mmio(&dbl.m, NULL, 0xd0000000ULL, &b, 1, false), -ENODEV);
 	CU_ASSERT_EQUAL(dev_pio(&dbl.m, NULL, 0x1234, &b, 1, false), -ENODEV);
-	down();
+	bus_down(&dbl);
 }
 
 static void test_serial_output_and_input(void)
@@ -78,7 +67,7 @@ static void test_serial_output_and_input(void)
 	CU_ASSERT_EQUAL(in(COM1, 1), 'k');
 	CU_ASSERT_FALSE(in(COM1 + 5, 1) & 0x01);
 	CU_ASSERT_EQUAL(dbl.log.irq_level[COM1_IRQ], 0);
-	down();
+	bus_down(&dbl);
 	/* the UART is gone: input has nowhere to go */
 	CU_ASSERT_EQUAL(machine_console_input(&dbl.m, "x", 1), 0);
 }
@@ -99,7 +88,7 @@ static void test_payload_ports(void)
 	CU_ASSERT_EQUAL(dbl.log.exits, 1);
 	CU_ASSERT_EQUAL(dbl.log.exit_code, 0x12345);
 	CU_ASSERT_TRUE(machine_stopping(&dbl.m));
-	down();
+	bus_down(&dbl);
 }
 
 static void test_power_registers(void)
@@ -116,7 +105,7 @@ static void test_power_registers(void)
 	out(0x64, 0xfe, 1);
 	CU_ASSERT_EQUAL(dbl.log.reset, 3);
 	CU_ASSERT_EQUAL(dbl.log.power_off, 1);
-	down();
+	bus_down(&dbl);
 }
 
 /* The button exists only for a guest with ACPI tables: one pulse, edge. */
@@ -130,7 +119,7 @@ static void test_power_button(void)
 	CU_ASSERT_EQUAL(dbl.log.irq_raised, 1);
 	CU_ASSERT_EQUAL(dbl.log.irq_lowered, 1);
 	CU_ASSERT_EQUAL(dbl.log.irq_level[PM_GED_GSI], 0);
-	down();
+	bus_down(&dbl);
 }
 
 static const struct suite_test tests[] = {

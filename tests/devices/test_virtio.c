@@ -8,10 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devices/device.h"
 #include "devices/virtio/virtio_abi.h"
 #include "devices/virtio/virtio_balloon.h"
-#include "tests/devices/machine_double.h"
+#include "tests/devices/bus.h"
 #include "tests/suite.h"
 
 #define RAM		(1ULL << 20)
@@ -34,29 +33,19 @@ static void balloon_up(bool reporting)
 {
 	struct machine_config cfg = { .balloon = true, .balloon_reporting = reporting };
 
-	CU_ASSERT_EQUAL_FATAL(machine_double_init(&dbl, RAM, &cfg), 0);
-	CU_ASSERT_EQUAL_FATAL(devices_init(&dbl.m), 0);
+	bus_up(&dbl, RAM, &cfg);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(dev_priv(&dbl.m, &virtio_balloon_device));
 	CU_ASSERT_PTR_NULL(dev_priv(&dbl.m, &virtio_blk_device));
 }
 
-static void balloon_down(void)
-{
-	devices_exit(&dbl.m);
-	machine_double_fini(&dbl);
-}
-
 static uint32_t reg_read(uint64_t addr, unsigned int len)
 {
-	uint32_t v = 0;
-
-	CU_ASSERT_EQUAL(dev_mmio(&dbl.m, NULL, addr, (uint8_t *)&v, len, false), 0);
-	return v;
+	return bus_read(&dbl, BUS_MMIO, addr, len);
 }
 
 static void reg_write(uint64_t addr, uint32_t val, unsigned int len)
 {
-	CU_ASSERT_EQUAL(dev_mmio(&dbl.m, NULL, addr, (uint8_t *)&val, len, true), 0);
+	bus_write(&dbl, BUS_MMIO, addr, val, len);
 }
 
 /*
@@ -79,7 +68,7 @@ static void test_balloon_actual_bytes(void)
 	/* num_pages is the host's: a write reaching into it changes nothing */
 	reg_write(actual - 1, 0xffff, 2);
 	CU_ASSERT_EQUAL(reg_read(actual, 4), 0xbeef2211);
-	balloon_down();
+	bus_down(&dbl);
 }
 
 /* A driver's bring-up as Linux's virtio_mmio does it, VERSION_1 only. */
@@ -151,7 +140,7 @@ static void test_balloon_inflate_discards(void)
 	reg_write(BALLOON_REG(VIRTIO_MMIO_INTERRUPT_ACK),
 		  reg_read(BALLOON_REG(VIRTIO_MMIO_INTERRUPT_STATUS), 4), 4);
 	CU_ASSERT_EQUAL(dbl.log.irq_level[BALLOON_GSI], 0);
-	balloon_down();
+	bus_down(&dbl);
 }
 
 /*
@@ -167,7 +156,7 @@ static void test_ring_outside_ram(void)
 	CU_ASSERT(reg_read(BALLOON_REG(VIRTIO_MMIO_STATUS), 4) & VIRTIO_STATUS_NEEDS_RESET);
 	reg_write(BALLOON_REG(VIRTIO_MMIO_QUEUE_NOTIFY), 0, 4);
 	CU_ASSERT_EQUAL(dbl.log.discards, 0);
-	balloon_down();
+	bus_down(&dbl);
 }
 
 /* A stop requested mid-chain ends the device's work early. */
@@ -181,7 +170,7 @@ static void test_stop_ends_chain_walk(void)
 	dbl.stopping = true;
 	offer_buffer(PFNS_GPA, sizeof(pfns));
 	CU_ASSERT_EQUAL(dbl.log.discards, 0);
-	balloon_down();
+	bus_down(&dbl);
 }
 
 static const struct suite_test tests[] = {
