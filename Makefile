@@ -91,7 +91,8 @@ VMM_SRCS   := vmm/memory/pool_own.c \
               cli/cmd_host.c \
               vmm/control/console_buf.c \
               vmm/control/console.c \
-              vmm/sys/sandbox.c
+              vmm/sys/sandbox.c \
+              vmm/sys/unix_socket.c
 
 # devices/ is a library of its own: it reaches the machine only through
 # devices/machine.h, and links without vmm/ (tests/devices/ proves it).

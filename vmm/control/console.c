@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "vmm/control/console.h"
-#include "vmm/control/daemon.h"
+#include "vmm/sys/unix_socket.h"
 
 static void set_raw(struct console *c)
 {
@@ -66,7 +66,7 @@ static int open_pty(struct console *c, char *err, size_t errlen)
 
 static int open_socket(struct console *c, const char *path, char *err, size_t errlen)
 {
-	int fd = daemon_listen(path, err, errlen);
+	int fd = unix_listen(path, SOCK_STREAM, err, errlen);
 
 	if (fd < 0)
 		return fd;

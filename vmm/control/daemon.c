@@ -27,30 +27,11 @@
 #include "vmm/pool_service/pool_client.h"
 #include "vmm/pool_service/pool_service.h"
 #include "vmm/control/report.h"
+#include "vmm/sys/unix_socket.h"
 
 #define CONSOLE_PIPE_SIZE	(1 << 20)
 #define DAEMON_TICK_MS		1000
 
-/*
- * The socket files are 0600, but a descriptor can be handed on and a
- * socket can be bound where a directory lets others in: the peer's
- * credentials at accept are what decide. Only root and the user the VMM
- * runs as may drive it or borrow its pool.
- */
-int unix_accept(int listen_fd)
-{
-	struct ucred cr;
-	socklen_t len = sizeof(cr);
-	int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 &&
-	    (cr.uid == 0 || cr.uid == geteuid()))
-		return fd;
-	close(fd);
-	return -EACCES;
-}
 
 static unsigned int live_conns(const struct daemon *d)
 {
@@ -59,48 +40,6 @@ static unsigned int live_conns(const struct daemon *d)
 	for (const struct conn *c = d->conns; c; c = c->next)
 		n += !c->dead;
 	return n;
-}
-
-int daemon_listen(const char *path, char *err, size_t errlen)
-{
-	return unix_listen(path, SOCK_STREAM, err, errlen);
-}
-
-int unix_listen(const char *path, int type, char *err, size_t errlen)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	mode_t old;
-	int fd, ret;
-
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		snprintf(err, errlen, "socket path %s is too long", path);
-		return -ENAMETOOLONG;
-	}
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	/* a socket nobody answers on is stale: take its place */
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
-		close(fd);
-		snprintf(err, errlen, "%s is in use by a running gpmm", path);
-		return -EADDRINUSE;
-	}
-	unlink(path);
-	old = umask(0077);
-	ret = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-	umask(old);
-	if (ret == 0)
-		ret = chmod(path, 0600);
-	if (ret == 0)
-		ret = listen(fd, 16);
-	if (ret) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot listen on %s: %s", path, strerror(errno));
-		close(fd);
-		return ret;
-	}
-	return fd;
 }
 
 static int signals_fd(void)
@@ -132,7 +71,7 @@ int daemon_init(struct daemon *d, struct pool *pool, const char *sock_path,
 		return -ENOMEM;
 	}
 	if (sock_path) {
-		d->listen_fd = daemon_listen(sock_path, err, errlen);
+		d->listen_fd = unix_listen(sock_path, SOCK_STREAM, err, errlen);
 		if (d->listen_fd < 0)
 			return d->listen_fd;
 		snprintf(d->sock_path, sizeof(d->sock_path), "%s", sock_path);
@@ -367,7 +306,7 @@ int daemon_add_vm(struct daemon *d, const struct vm_config *cfg,
 	if (!ret && opts->qmp_listen_fd >= 0) {
 		v->qmp_fd = opts->qmp_listen_fd;	/* inherited: not ours to unlink */
 	} else if (!ret && cfg->qmp_path[0]) {
-		v->qmp_fd = daemon_listen(cfg->qmp_path, err, errlen);
+		v->qmp_fd = unix_listen(cfg->qmp_path, SOCK_STREAM, err, errlen);
 		if (v->qmp_fd < 0)
 			ret = v->qmp_fd;
 		snprintf(v->qmp_path, sizeof(v->qmp_path), "%s", cfg->qmp_path);

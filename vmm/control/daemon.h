@@ -111,12 +111,6 @@ json_t *daemon_report(struct daemon *d, struct vm **vms, unsigned int nr, bool a
 int daemon_loop(struct daemon *d);
 void daemon_fini(struct daemon *d);
 
-/* A listening unix socket, mode 0600; replaces a stale socket file. */
-__must_check int daemon_listen(const char *path, char *err, size_t errlen);
-/* The same for a socket @type (SOCK_STREAM, SOCK_SEQPACKET). */
-__must_check int unix_listen(const char *path, int type, char *err, size_t errlen);
-/* A connection from root or this process's user (SO_PEERCRED), or -errno. */
-__must_check int unix_accept(int listen_fd);
 
 /* qmp.c: the wire protocol on one connection */
 void qmp_greet(struct conn *c);

@@ -29,7 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vmm/control/daemon.h"
+#include "vmm/core/vm.h"
+#include "vmm/sys/unix_socket.h"
 #include "vmm/pool_service/pool_proto.h"
 #include "vmm/pool_service/pool_service.h"
 
