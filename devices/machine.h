@@ -5,7 +5,7 @@
  * accessors, raise interrupt lines, write to the console, ask for a
  * power-off, reset or stop, read a clock and learn that the VM is stopping.
  *
- * The VMM implements the operations once (vmm/core/machine.c); tests and
+ * The VMM implements the operations once (vmm/core/vm_machine.c); tests and
  * fuzz targets implement them over plain memory (tests/devices/). So
  * devices/ builds as a library of its own, and no device can reach a VMM
  * structure it was not handed here.

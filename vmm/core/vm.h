@@ -224,7 +224,7 @@ struct vm {
 	struct mm_pcp *mem_pcp;
 	pthread_mutex_t mem_lock;	/* backing map and mappings */
 
-	struct machine mach;		/* what its devices see of it (machine.c) */
+	struct machine mach;		/* what its devices see of it (vm_machine.c) */
 	struct boot_entry boot;		/* how the vCPUs start (the loader's) */
 
 	int uffd;
@@ -290,7 +290,7 @@ __must_check int vm_irq_line(struct vm *vm, unsigned int gsi, bool level);
 
 uint64_t vm_now_ns(void);
 
-/* Make vm->mach what the devices of @vm see (machine.c). */
+/* Make vm->mach what the devices of @vm see (vm_machine.c). */
 void vm_machine_init(struct vm *vm);
 
 /* A stop was requested; for threads that do not hold vm->lock. */
