@@ -80,6 +80,7 @@ VMM_SRCS   := vmm/memory/pool_own.c \
               vmm/boot/acpi.c \
               vmm/core/vcpu.c \
               vmm/core/vm.c \
+              vmm/core/vm_create.c \
               vmm/core/vm_machine.c \
               vmm/core/config.c \
               vmm/control/qmp.c \
