@@ -314,7 +314,7 @@ int mm_frame_info(struct mm_pool *pool, uint64_t frame,
 	info->state = frame_state(f);
 	info->order = frame_state(f) == MM_FRAME_TAIL ? 0 : f->order;
 	info->mt = f->mt;
-	info->owner = f->owner;
+	info->owner = frame_owner(f);
 	info->pins = frame_state(f) == MM_FRAME_ALLOC ? f->pins : 0;
 	info->moving = frame_state(f) == MM_FRAME_ALLOC &&
 		       (frame_flags(f) & F_ISOLATED);
@@ -397,7 +397,7 @@ int mm_split(struct mm_pool *pool, uint64_t frame)
 		set_frame_state(t, MM_FRAME_ALLOC);
 		t->order = 0;
 		t->mt = f->mt;
-		t->owner = f->owner;
+		t->owner = frame_owner(f);
 		t->pins = 0;
 	}
 	f->order = 0;

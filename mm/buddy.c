@@ -14,8 +14,7 @@ void __add_free_block(struct mm_pool *pool, uint64_t pfn, unsigned int order,
 
 	set_frame_state(f, MM_FRAME_FREE);
 	f->order = order;
-	f->mt = mt;
-	f->owner = MM_NO_OWNER;
+	set_frame_owner(f, mt, MM_NO_OWNER);
 	list_add(pool, &area->free_list[mt], pfn);
 	area->nr_free++;
 	pool->free_pages += 1UL << order;
@@ -173,7 +172,6 @@ void __mark_allocated(struct mm_pool *pool, uint64_t pfn, unsigned int order,
 
 	set_frame_state(f, MM_FRAME_ALLOC);
 	f->order = order;
-	f->mt = mt;
-	f->owner = owner;
+	set_frame_owner(f, mt, owner);
 	pool->counters.alloc[order]++;
 }

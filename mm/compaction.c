@@ -187,7 +187,7 @@ static bool __collect_movable(struct mm_pool *pool, uint64_t pb, uint32_t *heads
 		if (!__block_is_movable(pool, pfn) || f->order >= MM_PAGEBLOCK_ORDER ||
 		    (frame_flags(f) & F_ISOLATED))
 			return false;
-		if (reclaim_only && !owner_has_reclaim(pool, f->owner))
+		if (reclaim_only && !owner_has_reclaim(pool, frame_owner(f)))
 			return false;
 		heads[(*nr)++] = (uint32_t)pfn;
 	}

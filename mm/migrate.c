@@ -40,8 +40,7 @@ void __mark_isolated_free(struct mm_pool *pool, uint64_t pfn, unsigned int order
 
 	set_frame_state(f, MM_FRAME_ALLOC | F_ISOLATED);
 	f->order = order;
-	f->mt = MIGRATE_MOVABLE;
-	f->owner = MM_NO_OWNER;
+	set_frame_owner(f, MIGRATE_MOVABLE, MM_NO_OWNER);
 	f->pins = 0;
 }
 
@@ -160,11 +159,11 @@ int migrate_block(struct mm_pool *pool, uint64_t pfn, uint64_t target)
 
 	pthread_rwlock_rdlock(&pool->owners_lock);
 	pthread_mutex_lock(&pool->lock);
-	o = __owner_of(pool, f->owner);
+	o = __owner_of(pool, frame_owner(f));
 	order = f->order;
 	t->order = order;
 	t->mt = f->mt;
-	t->owner = f->owner;
+	t->owner = frame_owner(f);
 	pthread_mutex_unlock(&pool->lock);
 
 	if (o && o->ops && o->ops->migrate)
@@ -206,7 +205,7 @@ int reclaim_block(struct mm_pool *pool, uint64_t pfn)
 		pthread_rwlock_unlock(&pool->owners_lock);
 		return -EBUSY;
 	}
-	o = __owner_of(pool, f->owner);
+	o = __owner_of(pool, frame_owner(f));
 	if (!o || !o->ops || !o->ops->reclaim || f->mt == MIGRATE_UNMOVABLE) {
 		__putback_isolated(pool, pfn);
 		pthread_mutex_unlock(&pool->lock);

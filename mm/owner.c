@@ -58,7 +58,7 @@ uint64_t mm_free_owner(struct mm_pool *pool, uint32_t id)
 		struct mm_frame *f = &pool->frames[pfn];
 		uint64_t next = next_block(pool, pfn);
 
-		if (frame_state(f) == MM_FRAME_ALLOC && f->owner == id &&
+		if (frame_state(f) == MM_FRAME_ALLOC && frame_owner(f) == id &&
 		    !(frame_flags(f) & F_FREED)) {
 			unsigned int order = f->order;
 

@@ -265,12 +265,12 @@ static void note_block(void *opaque, uint64_t pfn, uint8_t state,
 			i->free_pages += pages;
 			continue;
 		}
-		i->alloc_types |= 1U << f->mt;
+		i->alloc_types |= 1U << frame_mt(f);
 		i->used_pages += pages;
 		i->whole = f->order >= MM_PAGEBLOCK_ORDER;
 		if (i->owner == MM_NO_OWNER)
-			i->owner = f->owner;
-		else if (i->owner != f->owner)
+			i->owner = frame_owner(f);
+		else if (i->owner != frame_owner(f))
 			i->owner = MM_OWNER_MIXED;
 	}
 }
