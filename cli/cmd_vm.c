@@ -31,10 +31,11 @@ static const char run_usage[] =
 	"                [--pool-release-ms MS] [--pool-populate] [--fault huge|4k|auto]\n"
 	"                [--host-pool[=SOCKET] | --own-pool] [--no-seccomp]\n"
 	"Boots a Linux bzImage (x86 boot protocol, ACPI; the guest's poweroff ends\n"
-	"the run with status 0, its reboot restarts it) or a flat payload (DESIGN.md\n"
-	"boot protocol) with guest RAM from a pool of host frames; exits with the\n"
-	"guest's exit code (255: the VM failed, the reason on stderr). The serial\n"
-	"console is the terminal by default (raw; Ctrl-A x leaves).\n"
+	"the run with status 0, its reboot restarts it) or a flat payload (its boot\n"
+	"protocol: docs/running.md) with guest RAM from a pool of host frames;\n"
+	"exits with the guest's exit code (255: the VM failed, the reason on\n"
+	"stderr). The serial console is the terminal by default (raw; Ctrl-A x\n"
+	"leaves).\n"
 	"With --daemon, a running `gpmm daemon`\n"
 	"hosts the VM, which lives as long as this command does. --stats prints\n"
 	"the VM's and the pool's statistics (buddyinfo, pagetypeinfo) at the end.\n"
@@ -182,7 +183,8 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 
 /*
  * Every guest page is its own mapping; pages with adjacent frames merge,
- * but a scattered guest can need one VMA per page (DESIGN.md).
+ * but a scattered guest can need one VMA per page, and vm.max_map_count
+ * caps them.
  */
 static void warn_map_count(const struct vm_config *cfg)
 {
