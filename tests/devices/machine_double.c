@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -14,7 +15,7 @@
 
 static struct machine_double *double_of(struct machine *m)
 {
-	return (struct machine_double *)m;
+	return (struct machine_double *)((char *)m - offsetof(struct machine_double, m));
 }
 
 static bool in_ram(struct machine_double *d, uint64_t gpa, uint64_t len)

@@ -8,7 +8,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -19,7 +18,7 @@
 /* The loaders' copies (vm_write_guest) are the machine's, over vm_guest_ptr. */
 static void *fake_guest_ptr(struct machine *m, uint64_t gpa, uint64_t len)
 {
-	return vm_guest_ptr((struct vm *)((char *)m - offsetof(struct vm, mach)), gpa, len);
+	return vm_guest_ptr(vm_of_machine(m), gpa, len);
 }
 
 static const struct machine_ops fake_machine_ops = { .guest_ptr = fake_guest_ptr };

@@ -52,6 +52,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -289,6 +290,12 @@ void vm_guest_power(struct vm *vm, bool reboot);
 __must_check int vm_irq_line(struct vm *vm, unsigned int gsi, bool level);
 
 uint64_t vm_now_ns(void);
+
+/* The VM whose devices see @m (vm->mach). */
+static inline struct vm *vm_of_machine(struct machine *m)
+{
+	return (struct vm *)((char *)m - offsetof(struct vm, mach));
+}
 
 /* Make vm->mach what the devices of @vm see (vm_machine.c). */
 void vm_machine_init(struct vm *vm);

@@ -6,49 +6,42 @@
  * requests through the VM's lifecycle in vm.c. Devices get vm->mach and
  * nothing else of struct vm.
  */
-#include <stddef.h>
-
 #include "vmm/core/vm.h"
 #include "vmm/memory/guest_mem.h"
 
-static struct vm *vm_of(struct machine *m)
-{
-	return (struct vm *)((char *)m - offsetof(struct vm, mach));
-}
-
 static void *mach_guest_ptr(struct machine *m, uint64_t gpa, uint64_t len)
 {
-	return vm_guest_ptr(vm_of(m), gpa, len);
+	return vm_guest_ptr(vm_of_machine(m), gpa, len);
 }
 
 static bool mach_guest_ram(struct machine *m, uint64_t gpa, uint64_t len)
 {
-	return gmem_region(vm_of(m), gpa, len) != NULL;
+	return gmem_region(vm_of_machine(m), gpa, len) != NULL;
 }
 
 static int mach_guest_discard(struct machine *m, uint64_t gpa, uint64_t len)
 {
-	return gmem_discard(vm_of(m), gpa, len);
+	return gmem_discard(vm_of_machine(m), gpa, len);
 }
 
 static int mach_irq_line(struct machine *m, unsigned int gsi, bool level)
 {
-	return vm_irq_line(vm_of(m), gsi, level);
+	return vm_irq_line(vm_of_machine(m), gsi, level);
 }
 
 static void mach_console_write(struct machine *m, const char *buf, size_t len)
 {
-	vm_console_write(vm_of(m), buf, len);
+	vm_console_write(vm_of_machine(m), buf, len);
 }
 
 static void mach_power(struct machine *m, bool reboot)
 {
-	vm_guest_power(vm_of(m), reboot);
+	vm_guest_power(vm_of_machine(m), reboot);
 }
 
 static void mach_exit(struct machine *m, int code)
 {
-	vm_request_stop(vm_of(m), VM_SHUTDOWN, code);
+	vm_request_stop(vm_of_machine(m), VM_SHUTDOWN, code);
 }
 
 /*
@@ -57,7 +50,7 @@ static void mach_exit(struct machine *m, int code)
  */
 static int mach_checkpoint(struct machine *m, struct vcpu *self, uint32_t n)
 {
-	struct vm *vm = vm_of(m);
+	struct vm *vm = vm_of_machine(m);
 	int err, ret;
 
 	if (!vm->checkpoint)
@@ -72,7 +65,7 @@ static int mach_checkpoint(struct machine *m, struct vcpu *self, uint32_t n)
 
 static bool mach_stopping(struct machine *m)
 {
-	return vm_is_stopping(vm_of(m));
+	return vm_is_stopping(vm_of_machine(m));
 }
 
 static uint64_t mach_now_ns(struct machine *m)
