@@ -13,6 +13,12 @@
  * it hands the probe to the real qemu-system-x86_64, so libvirt learns a
  * true QEMU 7.2 capability set and then generates the command line every
  * start parses here. QEMU must therefore be installed beside gpmm.
+ *
+ * A QEMU user's own command line runs here too: -nographic or -serial
+ * stdio makes the VM this terminal's, as `gpmm run` does (raw mode,
+ * Ctrl-A x leaves), and the guest's poweroff ends the process with its
+ * exit code. -version and -help are answered here, not by the real QEMU:
+ * libvirt never asks the emulator either.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -42,41 +48,6 @@ static int exec_real_qemu(char **argv)
 		"cannot run: %s (install qemu-system-x86, or set GPMM_QEMU_BINARY)\n",
 		qemu, strerror(errno));
 	return 1;
-}
-
-/* The serial port's chardev, as a gpmm console spec; -1 if gpmm has none such. */
-static int serial_console(const struct qemu_cmdline *q, char *spec, size_t len)
-{
-	const struct qemu_chardev *c;
-
-	if (q->serial < 0) {
-		snprintf(spec, len, "none");
-		return 0;
-	}
-	c = &q->chardevs[q->serial];
-	switch (c->kind) {
-	case QEMU_CHARDEV_PTY:
-		snprintf(spec, len, "pty");
-		return 0;
-	case QEMU_CHARDEV_NULL:
-		snprintf(spec, len, "none");
-		return 0;
-	case QEMU_CHARDEV_FILE:
-		if (c->fd >= 0)
-			snprintf(spec, len, "fd:%d", c->fd);
-		else
-			snprintf(spec, len, "file:%s", c->path);
-		return 0;
-	case QEMU_CHARDEV_SOCKET:
-		if (c->fd < 0 && c->server) {
-			snprintf(spec, len, "socket:%s", c->path);
-			return 0;
-		}
-		break;
-	}
-	fprintf(stderr, "gpmm: serial chardev '%s': gpmm's console is a pty, a file, "
-		"a listening unix socket or nothing\n", c->id);
-	return -1;
 }
 
 /* An inherited monitor descriptor must be a listening socket. */
@@ -164,17 +135,27 @@ static void size_own_pool(struct vm_config *cfg)
 	cfg->pool_bytes = (cfg->ram_bytes + extra + MM_PAGEBLOCK_SIZE - 1) & ~(MM_PAGEBLOCK_SIZE - 1);
 }
 
+/* Where the guest's console went, for the line that says the VM runs. */
+static const char *console_note(const struct qemu_cmdline *q)
+{
+	if (!strcmp(q->cfg.console, "stdio"))
+		return "; console here, Ctrl-A x leaves";
+	if (!q->serial_chosen && q->monitor < 0)
+		return "; no serial console (-nographic or -serial stdio puts it here)";
+	return "";
+}
+
 static int run_qemu(struct qemu_cmdline *q)
 {
 	struct dvm_opts opts = { .qmp_listen_fd = -1, .console_log_fd = -1, .qemu = q,
-				 .start_paused = q->start_paused };
+				 .start_paused = q->start_paused,
+				 .foreground = !strcmp(q->cfg.console, "stdio") };
 	struct pool *pool;
 	struct daemon d;
+	struct dvm *v;
 	char err[512];
 	int ready = -1, ret;
 
-	if (serial_console(q, q->cfg.console, sizeof(q->cfg.console)))
-		return 1;
 	if (q->monitor >= 0) {
 		const struct qemu_chardev *m = &q->chardevs[q->monitor];
 
@@ -207,16 +188,18 @@ static int run_qemu(struct qemu_cmdline *q)
 	if (!ret)
 		cli_sandbox(&d, q->no_seccomp, "gpmm");
 	if (!ret)
-		ret = daemon_add_vm(&d, &q->cfg, &opts, NULL, err, sizeof(err));
+		ret = daemon_add_vm(&d, &q->cfg, &opts, &v, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "gpmm: %s\n", err);
 		daemon_fini(&d);
 		pool_close(pool);
 		return 1;
 	}
-	fprintf(stderr, "gpmm: VM %s: %llu MiB, %u vCPUs, %s\n", q->cfg.name,
+	/* read on the loop's thread only, which has not run yet: no guest reset is missed */
+	v->reset_ends = q->no_reboot;
+	fprintf(stderr, "gpmm: VM %s: %llu MiB, %u vCPUs, %s%s\n", q->cfg.name,
 		(unsigned long long)(q->cfg.ram_bytes >> 20), q->cfg.cpus,
-		q->start_paused ? "paused until QMP cont" : "running");
+		q->start_paused ? "paused until QMP cont" : "running", console_note(q));
 	if (ready >= 0 && (write(ready, "", 1) != 1 || close(ready)))
 		return 1;
 	d.exit_when_idle = true;
@@ -238,16 +221,13 @@ int cmd_qemu(int argc, char **argv)
 
 	if (qemu_args_is_probe(argc, argv))
 		return exec_real_qemu(argv);
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("usage: gpmm qemu QEMU-OPTIONS...\n"
-		       "QEMU's command line as libvirt's QEMU driver writes it (libvirt 9.0, QEMU 7.2\n"
-		       "capabilities): the domain runs on gpmm; a capability probe (-machine none)\n"
-		       "runs the real %s. See configs/libvirt/.\n", QEMU_BINARY);
-		return 0;
-	}
 	if (qemu_args_parse(argc, argv, &q, err, sizeof(err))) {
 		fprintf(stderr, "gpmm: %s\n", err);
 		return 1;
+	}
+	if (q.help || q.version) {
+		(q.help ? qemu_args_usage : qemu_args_version)(stdout);
+		return 0;
 	}
 	if (q.probe)
 		return exec_real_qemu(argv);

@@ -3,10 +3,14 @@
  * The QEMU command line libvirt 9.0 generates (../shared/notes: the probe
  * and the start of a domain, with a pty or a virtlogd file serial, a
  * balloon and a raw disk), read into gpmm's config; and what gpmm refuses,
- * with the sentence libvirt will show.
+ * with the sentence libvirt will show. Then a QEMU user's own command
+ * lines (-nographic, -serial ..., -m 1G, -drive), what -help and -version
+ * print, and the sentences a hand-typed refusal gets.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <CUnit/CUnit.h>
@@ -72,6 +76,7 @@ static void test_domain_start(void)
 	CU_ASSERT_EQUAL(q.chardevs[q.monitor].fd, 31);
 	CU_ASSERT_EQUAL(q.chardevs[q.serial].kind, QEMU_CHARDEV_FILE);
 	CU_ASSERT_EQUAL(q.chardevs[q.serial].fd, 32);
+	CU_ASSERT_STRING_EQUAL(q.cfg.console, "fd:32");	/* virtlogd's pipe, not this terminal */
 	CU_ASSERT_STRING_EQUAL(q.cfg.disk, "/srv/disk.img");
 	CU_ASSERT(q.cfg.disk_readonly);
 	CU_ASSERT(q.cfg.balloon && !q.cfg.balloon_no_reporting);
@@ -92,6 +97,7 @@ static void test_qemuopts_forms(void)
 	CU_ASSERT_EQUAL(q.cfg.ram_bytes, 512ULL << 20);
 	CU_ASSERT_FALSE(q.cfg.balloon);
 	CU_ASSERT_EQUAL(q.chardevs[q.serial].kind, QEMU_CHARDEV_PTY);
+	CU_ASSERT_STRING_EQUAL(q.cfg.console, "pty");
 	CU_ASSERT_STRING_EQUAL(q.chardevs[q.monitor].path, "/run/m.sock");
 }
 
@@ -182,12 +188,315 @@ static void test_refusals(void)
 	}
 }
 
+/*
+ * The line issue 28 starts from: a QEMU user's plain boot. -nographic puts
+ * the serial console on this terminal, -m is MiB, the VM is named after
+ * its kernel, and nothing of libvirt's (monitor, -S) is implied.
+ */
+static void test_plain_command_line(void)
+{
+	char *argv[] = { "gpmm-qemu", "-kernel", "/srv/bzImage", "-initrd", "/srv/initramfs.cpio.gz",
+		"-m", "256", "-smp", "2", "-nographic", "-append", "console=ttyS0" };
+
+	CU_ASSERT_FALSE(qemu_args_is_probe(ARGC(argv), argv));
+	CU_ASSERT_EQUAL_FATAL(qemu_args_parse(ARGC(argv), argv, &q, err, sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(q.cfg.console, "stdio");
+	CU_ASSERT_FATAL(q.serial >= 0);
+	CU_ASSERT_EQUAL(q.chardevs[q.serial].kind, QEMU_CHARDEV_STDIO);
+	CU_ASSERT_EQUAL(q.cfg.ram_bytes, 256ULL << 20);
+	CU_ASSERT_EQUAL(q.cfg.cpus, 2);
+	CU_ASSERT_STRING_EQUAL(q.cfg.name, "bzImage");
+	CU_ASSERT_STRING_EQUAL(q.cfg.initrd, "/srv/initramfs.cpio.gz");
+	CU_ASSERT_STRING_EQUAL(q.cfg.append, "console=ttyS0");
+	CU_ASSERT(q.monitor < 0 && !q.start_paused && !q.daemonize && !q.no_reboot);
+	CU_ASSERT(!q.help && !q.version && !q.probe);
+}
+
+struct serial_case {
+	const char *args[8];
+	const char *console;	/* cfg.console: gpmm run --console's spec */
+};
+
+/* Each -serial spelling, and -nographic's default beside them, as gpmm's console kinds. */
+static void test_serial_backends(void)
+{
+	static const struct serial_case c[] = {
+		{ { "-serial", "stdio" }, "stdio" },
+		{ { "-serial", "mon:stdio" }, "stdio" },
+		{ { "-serial", "pty" }, "pty" },
+		{ { "-serial", "file:/tmp/console.log" }, "file:/tmp/console.log" },
+		{ { "-serial", "none" }, "none" },
+		{ { "-serial", "null" }, "none" },
+		{ { "-serial", "unix:/tmp/con.sock,server,nowait" }, "socket:/tmp/con.sock" },
+		{ { "-serial", "unix:/tmp/con.sock,server=on,wait=off" }, "socket:/tmp/con.sock" },
+		{ { "-nographic" }, "stdio" },
+		{ { "-nographic", "-serial", "pty" }, "pty" },
+		{ { "-serial", "file:/tmp/c", "-nographic" }, "file:/tmp/c" },
+		{ { "-nographic", "-serial", "none" }, "none" },
+		{ { "-nographic", "-nodefaults" }, "none" },
+		{ { "-nographic", "-chardev", "pty,id=s0", "-device", "isa-serial,chardev=s0" }, "pty" },
+		{ { "-chardev", "stdio,id=c0,mux=on", "-serial", "chardev:c0" }, "stdio" },
+		{ { "-display", "none" }, "none" },
+		{ { NULL }, "none" },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char *argv[12] = { "gpmm-qemu", "-kernel", "/k" };
+		int argc = 3;
+
+		for (int k = 0; c[i].args[k]; k++)
+			argv[argc++] = (char *)c[i].args[k];
+		if (qemu_args_parse(argc, argv, &q, err, sizeof(err))) {
+			fprintf(stderr, "\n  serial case %zu: %s", i, err);
+			CU_FAIL("a console gpmm has is accepted");
+			continue;
+		}
+		if (strcmp(q.cfg.console, c[i].console)) {
+			fprintf(stderr, "\n  serial case %zu: console %s, not %s", i, q.cfg.console,
+				c[i].console);
+			CU_FAIL("each -serial is the console kind it names");
+		}
+	}
+	/* -serial none: no serial port at all, not one on a null back end */
+	{
+		char *argv[] = { "gpmm-qemu", "-kernel", "/k", "-nographic", "-serial", "none" };
+
+		CU_ASSERT_EQUAL_FATAL(qemu_args_parse(ARGC(argv), argv, &q, err, sizeof(err)), 0);
+		CU_ASSERT_EQUAL(q.serial, -1);
+		CU_ASSERT(q.serial_chosen);
+	}
+}
+
+struct size_case {
+	const char *m, *smp;
+	unsigned long long ram;
+	unsigned int cpus;
+};
+
+static void test_sizes_and_cpus(void)
+{
+	static const struct size_case c[] = {
+		{ "256", "2", 256ULL << 20, 2 },
+		{ "1G", "cpus=2", 1ULL << 30, 2 },
+		{ "size=256M", "sockets=2,cores=2", 256ULL << 20, 4 },
+		{ "size=1024", "4,sockets=2,cores=2,threads=1", 1ULL << 30, 4 },
+		{ "512M,slots=2,maxmem=512M", "1", 512ULL << 20, 1 },
+		{ "2048k", "cpus=32", 2ULL << 20, 32 },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char *argv[] = { "gpmm-qemu", "-kernel", "/k", "-m", (char *)c[i].m,
+			"-smp", (char *)c[i].smp };
+
+		if (qemu_args_parse(ARGC(argv), argv, &q, err, sizeof(err))) {
+			fprintf(stderr, "\n  -m %s -smp %s: %s", c[i].m, c[i].smp, err);
+			CU_FAIL("QEMU's -m and -smp spellings are read");
+			continue;
+		}
+		CU_ASSERT_EQUAL(q.cfg.ram_bytes, c[i].ram);
+		CU_ASSERT_EQUAL(q.cfg.cpus, c[i].cpus);
+	}
+}
+
+/* What changes nothing the guest sees is taken; -no-reboot is kept. */
+static void test_accepted_habits(void)
+{
+	char *argv[] = { "gpmm-qemu", "-enable-kvm", "-accel", "kvm", "-machine", "q35,accel=kvm",
+		"-M", "pc", "-cpu", "host", "-display", "none", "-vga", "none", "-monitor", "none",
+		"-no-reboot", "--nographic", "-name", "web", "-kernel", "/k" };
+
+	CU_ASSERT_EQUAL_FATAL(qemu_args_parse(ARGC(argv), argv, &q, err, sizeof(err)), 0);
+	CU_ASSERT(q.no_reboot);
+	CU_ASSERT_STRING_EQUAL(q.cfg.name, "web");
+	CU_ASSERT_STRING_EQUAL(q.cfg.console, "stdio");
+}
+
+/* -drive as typed by hand: gpmm's one virtio disk, directly or through a -device. */
+static void test_drive(void)
+{
+	char *direct[] = { "gpmm-qemu", "-kernel", "/k",
+		"-drive", "file=/srv/d.img,format=raw,if=virtio,readonly=on,cache=none" };
+	char *node[] = { "gpmm-qemu", "-kernel", "/k",
+		"-drive", "if=none,id=d0,file=/srv/e.img,format=raw",
+		"-device", "virtio-blk-pci,drive=d0,id=vd0" };
+	char *two[] = { "gpmm-qemu", "-kernel", "/k",
+		"-drive", "file=/a,format=raw,if=virtio", "-drive", "file=/b,format=raw,if=virtio" };
+
+	CU_ASSERT_EQUAL_FATAL(qemu_args_parse(ARGC(direct), direct, &q, err, sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(q.cfg.disk, "/srv/d.img");
+	CU_ASSERT(q.cfg.disk_readonly);
+	CU_ASSERT_EQUAL_FATAL(qemu_args_parse(ARGC(node), node, &q, err, sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(q.cfg.disk, "/srv/e.img");
+	CU_ASSERT_FALSE(q.cfg.disk_readonly);
+	CU_ASSERT(qemu_args_parse(ARGC(two), two, &q, err, sizeof(err)) == -ENOTSUP);
+	CU_ASSERT_STRING_EQUAL(err, "-drive file=/b,format=raw,if=virtio: gpmm gives a VM one disk");
+}
+
+struct hand_refusal {
+	const char *args[6];
+	const char *err;	/* the whole sentence (the CLI puts "gpmm: " before it) */
+};
+
+/* A hand-typed line gpmm cannot honour: the exact sentence the terminal shows. */
+static void test_hand_refusals(void)
+{
+	static const struct hand_refusal r[] = {
+		{ { "-serial", "vc" }, "-serial vc: gpmm's serial console is stdio, mon:stdio, pty, "
+		  "file:PATH, unix:PATH,server=on, null, none or chardev:ID" },
+		{ { "-serial", "unix:/tmp/s" }, "-serial unix:/tmp/s: gpmm's console socket is one it "
+		  "listens on (unix:PATH,server=on)" },
+		{ { "-serial", "pty", "-serial", "stdio" }, "-serial stdio: gpmm's machine has one serial port" },
+		{ { "-nographic", "-daemonize" }, "-daemonize: the serial console is on stdio "
+		  "(-nographic, -serial stdio), which a daemon leaves; give -serial pty or file:PATH" },
+		{ { "-vga", "std" }, "-vga std: gpmm has no display adapter (-vga none)" },
+		{ { "-monitor", "stdio" }, "-monitor stdio: gpmm has no human monitor; it speaks QMP "
+		  "(-qmp unix:PATH,server=on,wait=off)" },
+		{ { "-display", "gtk" }, "-display gtk: gpmm has no display (-nographic puts the serial "
+		  "console on this terminal; libvirt: <graphics> none)" },
+		{ { "-m", "1G,maxmem=2G" }, "-m 1G,maxmem=2G: gpmm has no memory hotplug (maxmem)" },
+		{ { "-smp", "64" }, "-smp 64: gpmm runs 1 to 32 vCPUs" },
+		{ { "-drive", "file=d.img" }, "-drive file=d.img: gpmm reads raw images only (format=raw)" },
+		{ { "-drive", "file=d.img,format=raw" }, "-drive file=d.img,format=raw: gpmm has no ide "
+		  "disk; its disk is virtio-blk (if=virtio)" },
+		{ { "-drive", "file=d.img,format=raw,if=virtio,snapshot=on" }, "-drive file=d.img,"
+		  "format=raw,if=virtio,snapshot=on: gpmm writes to the image itself (no snapshot=on)" },
+		{ { "-hda", "d.img" }, "-hda: gpmm has no IDE disk (-drive file=F,format=raw,if=virtio "
+		  "is a virtio one)" },
+		{ { "-netdev", "user,id=n0" }, "-netdev: gpmm has no network devices" },
+		{ { "-accel", "tcg" }, "-accel tcg: gpmm runs guests with KVM only" },
+		{ { "-frobnicate" }, "-frobnicate: gpmm does not know this QEMU option "
+		  "(gpmm-qemu -help lists those it takes)" },
+	};
+
+	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
+		char *argv[12] = { "gpmm-qemu", "-kernel", "/k" };
+		int argc = 3;
+
+		for (int k = 0; r[i].args[k]; k++)
+			argv[argc++] = (char *)r[i].args[k];
+		err[0] = '\0';
+		CU_ASSERT(qemu_args_parse(argc, argv, &q, err, sizeof(err)) < 0);
+		if (strcmp(err, r[i].err)) {
+			fprintf(stderr, "\n  hand refusal %zu said: %s", i, err);
+			CU_FAIL("a hand-typed refusal says its sentence");
+		}
+	}
+	{
+		char *argv[] = { "gpmm-qemu", "-m", "256", "-nographic" };
+
+		CU_ASSERT(qemu_args_parse(ARGC(argv), argv, &q, err, sizeof(err)) == -ENOTSUP);
+		CU_ASSERT_STRING_EQUAL(err, "gpmm boots the kernel -kernel names (libvirt: the domain's "
+				       "<kernel>); it has no firmware to boot a disk");
+	}
+}
+
+static char *print_to_string(void (*print)(FILE *f))
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	print(f);
+	fclose(f);
+	return buf;
+}
+
+/*
+ * -version: QEMU's first line (what a script reads the version from)
+ * that says it is gpmm, the version the QMP greeting gives. -help, -h,
+ * --help and --version anywhere on the line, no -kernel needed.
+ */
+static void test_version_and_help_flags(void)
+{
+	static const char *const spellings[][2] = {
+		{ "-version", "v" }, { "--version", "v" }, { "-help", "h" }, { "--help", "h" },
+		{ "-h", "h" },
+	};
+	char *text = print_to_string(qemu_args_version);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	CU_ASSERT_STRING_EQUAL(text,
+		"QEMU emulator version 7.2.0 (gpmm's QEMU front end, not QEMU)\n"
+		"gpmm reads QEMU 7.2.0's command line and answers its QMP; the guest runs on gpmm, "
+		"a KVM hypervisor.\n");
+	free(text);
+	for (size_t i = 0; i < sizeof(spellings) / sizeof(spellings[0]); i++) {
+		char *argv[] = { "gpmm-qemu", "-m", "64", (char *)spellings[i][0], "-frobnicate" };
+
+		CU_ASSERT_EQUAL(qemu_args_parse(ARGC(argv), argv, &q, err, sizeof(err)), 0);
+		CU_ASSERT_EQUAL(q.version, spellings[i][1][0] == 'v');
+		CU_ASSERT_EQUAL(q.help, spellings[i][1][0] == 'h');
+	}
+}
+
+/*
+ * -help names what the front end takes and refuses; every option it
+ * names is one the parser knows (the text is made from the parser's
+ * table, and this keeps it so), with each refused one's reason.
+ */
+static void test_help_text(void)
+{
+	static const char *const says[] = {
+		"usage: gpmm-qemu [QEMU options]",
+		"\n  -nographic                   the serial console on this terminal\n",
+		"Ctrl-A x leaves",
+		"\n  -serial DEV                  where the serial console goes: stdio, mon:stdio,\n",
+		"\n  -m SIZE                      guest RAM: 256 (MiB), 1G, size=512M\n",
+		"\n  -smp N                       vCPUs: 2, cpus=2, sockets=2,cores=2 (1 to 32)\n",
+		"\n  -netdev       network devices\n",
+		"\n  -hda          IDE disk (-drive file=F,format=raw,if=virtio is a virtio one)\n",
+		" -chardev ", " -blockdev ",
+	};
+	char *text = print_to_string(qemu_args_usage), *save = NULL, *copy;
+	unsigned int named = 0;
+	char unknown[64];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	for (size_t i = 0; i < sizeof(says) / sizeof(says[0]); i++)
+		if (!strstr(text, says[i])) {
+			fprintf(stderr, "\n  -help lacks: '%s'", says[i]);
+			CU_FAIL("-help says what a QEMU user needs");
+		}
+	for (char *l = text; (l = strchr(l, '\n')); l++)
+		CU_ASSERT(strcspn(l + 1, "\n") <= 80);
+	copy = strdup(text);
+	for (char *w = strtok_r(copy, " \n", &save); w; w = strtok_r(NULL, " \n", &save)) {
+		char *argv[] = { "gpmm-qemu", w, "x" };
+
+		if (w[0] != '-' || w[1] < 'a' || w[1] > 'z' || strchr(w, '='))
+			continue;
+		if (w[strlen(w) - 1] == ')' || w[strlen(w) - 1] == ',' || w[strlen(w) - 1] == ';')
+			w[strlen(w) - 1] = '\0';
+		argv[1] = w;
+		named++;
+		snprintf(unknown, sizeof(unknown), "%s: gpmm does not know", w);
+		if (qemu_args_parse(ARGC(argv), argv, &q, err, sizeof(err)) &&
+		    !strncmp(err, unknown, strlen(unknown))) {
+			fprintf(stderr, "\n  -help names %s, which the parser does not know", w);
+			CU_FAIL("-help names only options the parser knows");
+		}
+	}
+	CU_ASSERT(named >= 40);
+	free(copy);
+	free(text);
+}
+
 static const struct suite_test tests[] = {
 	{ "the capability probe", test_probe },
 	{ "a domain start as libvirt 9.0 writes it", test_domain_start },
 	{ "QemuOpts spellings", test_qemuopts_forms },
 	{ "a pty with its log, device ids", test_pty_log_and_devices },
 	{ "refusals say why", test_refusals },
+	{ "a QEMU user's plain command line", test_plain_command_line },
+	{ "-serial back ends and -nographic", test_serial_backends },
+	{ "-m and -smp spellings", test_sizes_and_cpus },
+	{ "habits that change nothing are accepted", test_accepted_habits },
+	{ "-drive for gpmm's one disk", test_drive },
+	{ "hand-typed refusals, word for word", test_hand_refusals },
+	{ "-version, -help and their spellings", test_version_and_help_flags },
+	{ "-help's text", test_help_text },
 };
 
 int register_qemu_args_suite(void)

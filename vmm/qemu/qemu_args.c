@@ -4,7 +4,9 @@
  * Two syntaxes: QemuOpts ("type,key=val,key2=val2", ",," for a comma in a
  * value, the first item naming an implied key) and, for -object, -device,
  * -blockdev and -audiodev, JSON (parsed with jansson). Each option is a
- * row of a table: its name, whether it takes an argument, what to do.
+ * row of a table: its name, whether it takes an argument, what to do, and
+ * what -help says of it. A QEMU user's hand-typed line and libvirt's
+ * generated one go through the same rows.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,6 +34,8 @@ struct parse {
 	unsigned int nr_blk;
 	char serial_id[64];
 	char disk_node[64];
+	unsigned int nr_serial_opts;	/* -serial given so far */
+	bool nographic, nodefaults;
 };
 
 static int fail(struct parse *p, int err, const char *fmt, ...)
@@ -86,6 +90,28 @@ static bool opt_is(const char *opts, const char *key, const char *implied, const
 	char v[256];
 
 	return opt_get(opts, key, implied, v, sizeof(v)) && !strcmp(v, val);
+}
+
+/*
+ * A QemuOpts switch: key=on (true, yes), or the bare key of the older
+ * spelling people still type (-serial unix:P,server,nowait).
+ */
+static bool opt_flag(const char *opts, const char *key)
+{
+	char v[16];
+
+	if (opt_get(opts, key, NULL, v, sizeof(v)))
+		return !strcmp(v, "on") || !strcmp(v, "true") || !strcmp(v, "yes");
+	for (const char *s = opts; *s;) {
+		const char *e = s;
+
+		while (*e && !(*e == ',' && e[1] != ','))
+			e += *e == ',' ? 2 : 1;
+		if ((size_t)(e - s) == strlen(key) && !strncmp(s, key, strlen(key)))
+			return true;
+		s = *e ? e + 1 : e;
+	}
+	return false;
 }
 
 /* -object/-device/-blockdev/-audiodev: JSON, or QemuOpts turned into JSON. */
@@ -208,29 +234,57 @@ static int do_accel(struct parse *p, const char *arg)
 
 static int do_m(struct parse *p, const char *arg)
 {
+	uint64_t max;
 	char v[64];
-	size_t len;
 
 	if (!opt_get(arg, "size", "size", v, sizeof(v)))
 		return fail(p, -EINVAL, "-m %s: no size", arg);
-	/* no suffix: MiB, as QEMU reads it */
-	len = strlen(v);
-	if (len && v[len - 1] >= '0' && v[len - 1] <= '9' && len + 1 < sizeof(v))
-		strcat(v, "M");
-	if (config_parse_size(v, &p->m_bytes) || !p->m_bytes)
+	if (config_parse_mem_size(v, &p->m_bytes) || !p->m_bytes)
 		return fail(p, -EINVAL, "-m %s: not a size", arg);
+	/* maxmem above the size is room for DIMMs plugged in later */
+	if (opt_get(arg, "maxmem", NULL, v, sizeof(v)) && (config_parse_mem_size(v, &max) || max > p->m_bytes))
+		return fail(p, -ENOTSUP, "-m %s: gpmm has no memory hotplug (maxmem)", arg);
 	return 0;
+}
+
+/*
+ * -smp N, cpus=N, or only a topology (sockets=2,cores=2), whose product
+ * QEMU takes for the count. The topology itself changes nothing: gpmm's
+ * vCPUs are as many flat CPUs as the count says.
+ */
+static unsigned long smp_count(const char *arg, bool *given)
+{
+	static const char *const levels[] = { "sockets", "dies", "clusters", "cores", "threads" };
+	unsigned long n = 1;
+	char v[32], *end;
+
+	*given = false;
+	if (opt_get(arg, "cpus", "cpus", v, sizeof(v))) {
+		*given = true;
+		n = strtoul(v, &end, 10);
+		return *end || end == v ? 0 : n;
+	}
+	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+		if (!opt_get(arg, levels[i], NULL, v, sizeof(v)))
+			continue;
+		*given = true;
+		n *= strtoul(v, &end, 10);
+		if (*end || end == v || n > VM_MAX_CPUS)
+			return 0;
+	}
+	return n;
 }
 
 static int do_smp(struct parse *p, const char *arg)
 {
-	char v[32], *end;
+	char v[32];
 	unsigned long n;
+	bool given;
 
-	if (!opt_get(arg, "cpus", "cpus", v, sizeof(v)))
+	n = smp_count(arg, &given);
+	if (!given)
 		return fail(p, -EINVAL, "-smp %s: no CPU count", arg);
-	n = strtoul(v, &end, 10);
-	if (*end || n < 1 || n > VM_MAX_CPUS)
+	if (n < 1 || n > VM_MAX_CPUS)
 		return fail(p, -EINVAL, "-smp %s: gpmm runs 1 to %d vCPUs", arg, VM_MAX_CPUS);
 	if (opt_get(arg, "maxcpus", NULL, v, sizeof(v)) && strtoul(v, NULL, 10) != n)
 		return fail(p, -ENOTSUP, "-smp %s: gpmm has no CPU hotplug (maxcpus)", arg);
@@ -241,7 +295,24 @@ static int do_smp(struct parse *p, const char *arg)
 static int do_display(struct parse *p, const char *arg)
 {
 	if (!opt_is(arg, "type", "type", "none"))
-		return fail(p, -ENOTSUP, "-display %s: gpmm has no display (use <graphics> none)", arg);
+		return fail(p, -ENOTSUP, "-display %s: gpmm has no display (-nographic puts the "
+			    "serial console on this terminal; libvirt: <graphics> none)", arg);
+	return 0;
+}
+
+static int do_vga(struct parse *p, const char *arg)
+{
+	if (strcmp(arg, "none"))
+		return fail(p, -ENOTSUP, "-vga %s: gpmm has no display adapter (-vga none)", arg);
+	return 0;
+}
+
+/* -monitor: QEMU's human monitor, which gpmm has not; its QMP is -qmp's. */
+static int do_monitor(struct parse *p, const char *arg)
+{
+	if (strcmp(arg, "none"))
+		return fail(p, -ENOTSUP, "-monitor %s: gpmm has no human monitor; it speaks QMP "
+			    "(-qmp unix:PATH,server=on,wait=off)", arg);
 	return 0;
 }
 
@@ -273,7 +344,7 @@ static int do_chardev(struct parse *p, const char *arg)
 		c->fd = atoi(v);
 	opt_get(arg, "path", NULL, c->path, sizeof(c->path));
 	opt_get(arg, "logfile", NULL, c->logfile, sizeof(c->logfile));
-	c->server = opt_is(arg, "server", NULL, "on") || opt_is(arg, "server", NULL, "true");
+	c->server = opt_flag(arg, "server");
 	if (!strcmp(backend, "socket"))
 		c->kind = QEMU_CHARDEV_SOCKET;
 	else if (!strcmp(backend, "pty"))
@@ -282,6 +353,8 @@ static int do_chardev(struct parse *p, const char *arg)
 		c->kind = QEMU_CHARDEV_FILE;
 	else if (!strcmp(backend, "null"))
 		c->kind = QEMU_CHARDEV_NULL;
+	else if (!strcmp(backend, "stdio"))
+		c->kind = QEMU_CHARDEV_STDIO;
 	else
 		return fail(p, -ENOTSUP, "-chardev %s: gpmm has no '%s' character device", arg,
 			    backend);
@@ -329,15 +402,62 @@ static int do_qmp(struct parse *p, const char *arg)
 	return 0;
 }
 
+/*
+ * -serial as typed by hand: each of QEMU's back ends that is one of gpmm's
+ * console kinds becomes a chardev of its own, as QEMU makes one. mon:
+ * muxes QEMU's human monitor in; gpmm has none, so mon:stdio is the
+ * console alone. gpmm's machine has one serial port, so one -serial.
+ */
+static int serial_backend(struct parse *p, const char *arg, struct qemu_chardev *c)
+{
+	const char *be = strncmp(arg, "mon:", 4) ? arg : arg + 4;
+
+	if (!strcmp(be, "stdio"))
+		c->kind = QEMU_CHARDEV_STDIO;
+	else if (!strcmp(be, "pty"))
+		c->kind = QEMU_CHARDEV_PTY;
+	else if (!strcmp(be, "null"))
+		c->kind = QEMU_CHARDEV_NULL;
+	else if (!strncmp(be, "file:", 5) && be[5] && strlen(be + 5) < sizeof(c->path)) {
+		c->kind = QEMU_CHARDEV_FILE;
+		strcpy(c->path, be + 5);
+	} else if (!strncmp(be, "unix:", 5) &&
+		 opt_get(be + 5, "path", "path", c->path, sizeof(c->path)) && c->path[0]) {
+		c->kind = QEMU_CHARDEV_SOCKET;
+		c->server = opt_flag(be + 5, "server");
+		if (!c->server)
+			return fail(p, -ENOTSUP, "-serial %s: gpmm's console socket is one it "
+				    "listens on (unix:PATH,server=on)", arg);
+	} else
+		return fail(p, -ENOTSUP, "-serial %s: gpmm's serial console is stdio, mon:stdio, "
+			    "pty, file:PATH, unix:PATH,server=on, null, none or chardev:ID", arg);
+	return 0;
+}
+
 static int do_serial(struct parse *p, const char *arg)
 {
+	struct qemu_chardev *c;
+	int ret;
+
+	if (p->nr_serial_opts++)
+		return fail(p, -ENOTSUP, "-serial %s: gpmm's machine has one serial port", arg);
+	p->q->serial_chosen = true;
+	p->q->serial = -1;
+	p->serial_id[0] = '\0';
 	if (!strncmp(arg, "chardev:", 8)) {
 		snprintf(p->serial_id, sizeof(p->serial_id), "%s", arg + 8);
 		return 0;
 	}
 	if (!strcmp(arg, "none"))
 		return 0;
-	return fail(p, -ENOTSUP, "-serial %s: name a -chardev (chardev:ID)", arg);
+	c = new_chardev(p);
+	if (!c)
+		return -ENOTSUP;
+	snprintf(c->id, sizeof(c->id), "serial0");
+	ret = serial_backend(p, arg, c);
+	if (!ret)
+		p->q->serial = (int)(c - p->q->chardevs);
+	return ret;
 }
 
 static int do_add_fd(struct parse *p, const char *arg)
@@ -380,6 +500,48 @@ static int do_blockdev(struct parse *p, const char *arg)
 }
 
 /*
+ * -drive as a QEMU user types it: a raw image on virtio-blk, gpmm's one
+ * disk (if=virtio), or a node a -device virtio-blk-pci,drive=ID names
+ * (if=none). QEMU's default, if=ide, is a disk gpmm's machine has not
+ * (the guest would look for it under another name), so it is refused, as
+ * are images gpmm would misread (a format but raw: QEMU's probing of an
+ * unnamed format is not ours) and snapshot=on, whose writes QEMU keeps
+ * off the image while gpmm's would reach it.
+ */
+static int do_drive(struct parse *p, const char *arg)
+{
+	char file[PATH_MAX], itf[16] = "ide", id[64] = "drive0";
+	typeof(p->blk[0]) *b;
+
+	if (!opt_get(arg, "file", NULL, file, sizeof(file)) || !file[0])
+		return fail(p, -EINVAL, "-drive %s: no file=", arg);
+	if (!opt_is(arg, "format", NULL, "raw"))
+		return fail(p, -ENOTSUP, "-drive %s: gpmm reads raw images only (format=raw)", arg);
+	opt_get(arg, "if", NULL, itf, sizeof(itf));
+	if (strcmp(itf, "virtio") && strcmp(itf, "none"))
+		return fail(p, -ENOTSUP, "-drive %s: gpmm has no %s disk; its disk is virtio-blk "
+			    "(if=virtio)", arg, itf);
+	if (opt_flag(arg, "snapshot"))
+		return fail(p, -ENOTSUP, "-drive %s: gpmm writes to the image itself (no snapshot=on)",
+			    arg);
+	if (!opt_get(arg, "id", NULL, id, sizeof(id)) && !strcmp(itf, "none"))
+		return fail(p, -EINVAL, "-drive %s: if=none needs the id= its -device names", arg);
+	if (p->nr_blk == MAX_BLOCKDEVS)
+		return fail(p, -ENOTSUP, "-drive: more block nodes than gpmm takes");
+	b = &p->blk[p->nr_blk++];
+	memset(b, 0, sizeof(*b));
+	snprintf(b->node, sizeof(b->node), "%s", id);
+	snprintf(b->filename, sizeof(b->filename), "%s", file);
+	b->ro = opt_flag(arg, "readonly");
+	if (!strcmp(itf, "virtio")) {
+		if (p->disk_node[0])
+			return fail(p, -ENOTSUP, "-drive %s: gpmm gives a VM one disk", arg);
+		snprintf(p->disk_node, sizeof(p->disk_node), "%s", id);
+	}
+	return 0;
+}
+
+/*
  * Devices gpmm has, by QEMU's names; the rest are refused by name. PCI
  * devices become gpmm's virtio-mmio ones (the guest learns of them from
  * ACPI, as from any gpmm VM).
@@ -398,9 +560,10 @@ static int do_device(struct parse *p, const char *arg)
 		json_decref(o);		/* after: driver is o's */
 		return ret;
 	}
-	if (!strcmp(driver, "isa-serial"))
+	if (!strcmp(driver, "isa-serial")) {
 		snprintf(p->serial_id, sizeof(p->serial_id), "%s", jstr(o, "chardev"));
-	else if (!strcmp(driver, "virtio-balloon-pci") || !strcmp(driver, "virtio-balloon-device")) {
+		p->q->serial_chosen = true;
+	} else if (!strcmp(driver, "virtio-balloon-pci") || !strcmp(driver, "virtio-balloon-device")) {
 		p->q->cfg.balloon = true;
 		/* libvirt's <memballoon freePageReporting='off'> */
 		p->q->cfg.balloon_no_reporting = json_is_false(json_object_get(o, "free-page-reporting"));
@@ -438,6 +601,11 @@ static int do_paused(struct parse *p, const char *a) { p->q->start_paused = true
 static int do_no_shutdown(struct parse *p, const char *a) { p->q->no_shutdown = true; return 0; }
 static int do_daemonize(struct parse *p, const char *a) { p->q->daemonize = true; return 0; }
 static int do_nothing(struct parse *p, const char *a) { return 0; }
+static int do_nographic(struct parse *p, const char *a) { p->nographic = true; return 0; }
+static int do_nodefaults(struct parse *p, const char *a) { p->nodefaults = true; return 0; }
+static int do_no_reboot(struct parse *p, const char *a) { p->q->no_reboot = true; return 0; }
+static int do_help(struct parse *p, const char *a) { p->q->help = true; return 0; }
+static int do_version(struct parse *p, const char *a) { p->q->version = true; return 0; }
 
 /* libvirt's seccomp_sandbox = 0 gives "-sandbox off"; anything else is on. */
 static int do_sandbox(struct parse *p, const char *a)
@@ -451,44 +619,66 @@ static int do_refuse(struct parse *p, const char *a)
 	return -ENOTSUP;	/* the caller names the option */
 }
 
+/*
+ * One row per option. A row with @help is one a QEMU user types by hand
+ * and -help explains; the rest are listed by name as libvirt's. Rows in
+ * the order -help shows them.
+ */
 struct qemu_opt {
 	const char *name;
 	bool arg;
 	int (*fn)(struct parse *p, const char *arg);
-	const char *why;	/* for do_refuse: what gpmm lacks */
+	const char *why;	/* do_refuse: what gpmm lacks */
+	const char *metavar;	/* -help: the argument's form */
+	const char *help;	/* -help: what it does here */
+	bool hidden;		/* -help says it under the row before (an alias) */
 };
 
 static const struct qemu_opt qemu_opts[] = {
-	{ "name", true, do_name },
+	{ "kernel", true, do_kernel, NULL, "FILE",
+	  "bzImage, PVH vmlinux or flat payload (required)" },
+	{ "initrd", true, do_initrd, NULL, "FILE", "the kernel's initramfs" },
+	{ "append", true, do_append, NULL, "CMDLINE", "the kernel's command line (console=ttyS0)" },
+	{ "m", true, do_m, NULL, "SIZE", "guest RAM: 256 (MiB), 1G, size=512M" },
+	{ "smp", true, do_smp, NULL, "N", "vCPUs: 2, cpus=2, sockets=2,cores=2 (1 to 32)" },
+	{ "nographic", false, do_nographic, NULL, "",
+	  "the serial console on this terminal\n(raw: Ctrl-C goes to the guest; Ctrl-A x leaves)" },
+	{ "serial", true, do_serial, NULL, "DEV",
+	  "where the serial console goes: stdio, mon:stdio,\n"
+	  "pty, file:PATH, unix:PATH,server=on, null, none" },
+	{ "name", true, do_name, NULL, "NAME", "the VM's name (gpmm status, gpmm frag)" },
+	{ "drive", true, do_drive, NULL, "file=F,format=raw,if=virtio",
+	  "the VM's disk: virtio-blk over a raw image" },
+	{ "qmp", true, do_qmp, NULL, "unix:PATH,server=on", "a QMP socket" },
+	{ "no-reboot", false, do_no_reboot, NULL, "", "a guest reboot ends gpmm-qemu" },
+	{ "enable-kvm", false, do_nothing, NULL, "", "accepted: gpmm runs on KVM only" },
+	{ "accel", true, do_accel, NULL, "kvm", "accepted; any other accelerator is refused" },
+	{ "machine", true, do_machine, NULL, "TYPE[,accel=kvm]",
+	  "accepted (-M too); gpmm's machine is its own" },
+	{ "M", true, do_machine, .hidden = true },
+	{ "cpu", true, do_nothing, NULL, "MODEL",
+	  "accepted; the guest sees the CPUID KVM offers" },
+	{ "display", true, do_display, NULL, "none", "accepted, as is -vga none: there is no display" },
+	{ "vga", true, do_vga, .hidden = true },
+	{ "monitor", true, do_monitor, NULL, "none", "accepted: no human monitor (QMP: -qmp)" },
+	{ "version", false, do_version, NULL, "", "QEMU's version line, saying it is gpmm" },
+	{ "help", false, do_help, NULL, "", "this text (-h, --help)" },
+	{ "h", false, do_help, .hidden = true },
 	{ "S", false, do_paused },
 	{ "object", true, do_object },
-	{ "machine", true, do_machine },
-	{ "M", true, do_machine },
-	{ "accel", true, do_accel },
-	{ "enable-kvm", false, do_nothing },
-	{ "cpu", true, do_nothing },		/* gpmm passes KVM's supported CPUID */
-	{ "m", true, do_m },
 	{ "overcommit", true, do_nothing },
-	{ "smp", true, do_smp },
 	{ "uuid", true, do_uuid },
-	{ "display", true, do_display },
-	{ "nographic", false, do_nothing },
 	{ "no-user-config", false, do_nothing },
-	{ "nodefaults", false, do_nothing },
+	{ "nodefaults", false, do_nodefaults },
 	{ "no-acpi", false, do_nothing },	/* gpmm's power-off needs its ACPI tables */
 	{ "no-hpet", false, do_nothing },
 	{ "chardev", true, do_chardev },
 	{ "mon", true, do_mon },
-	{ "qmp", true, do_qmp },
-	{ "serial", true, do_serial },
 	{ "add-fd", true, do_add_fd },
 	{ "rtc", true, do_nothing },
 	{ "global", true, do_nothing },
 	{ "no-shutdown", false, do_no_shutdown },
 	{ "boot", true, do_nothing },
-	{ "kernel", true, do_kernel },
-	{ "initrd", true, do_initrd },
-	{ "append", true, do_append },
 	{ "device", true, do_device },
 	{ "blockdev", true, do_blockdev },
 	{ "audiodev", true, do_nothing },
@@ -498,23 +688,92 @@ static const struct qemu_opt qemu_opts[] = {
 	{ "daemonize", false, do_daemonize },
 	{ "netdev", true, do_refuse, "network devices" },
 	{ "nic", true, do_refuse, "network devices" },
-	{ "drive", true, do_refuse, "-drive (libvirt gives -blockdev)" },
+	{ "hda", true, do_refuse, "IDE disk (-drive file=F,format=raw,if=virtio is a virtio one)" },
+	{ "cdrom", true, do_refuse, "CD-ROM" },
 	{ "incoming", true, do_refuse, "incoming migration" },
-	{ "vnc", true, do_refuse, "a display" },
-	{ "spice", true, do_refuse, "a display" },
-	{ "bios", true, do_refuse, "firmware boot (give the domain a <kernel>)" },
+	{ "vnc", true, do_refuse, "display" },
+	{ "spice", true, do_refuse, "display" },
+	{ "bios", true, do_refuse, "firmware boot (give a -kernel; libvirt: a <kernel>)" },
 	{ "loadvm", true, do_refuse, "snapshots" },
 };
+
+#define NR_QEMU_OPTS	(sizeof(qemu_opts) / sizeof(qemu_opts[0]))
 
 static const struct qemu_opt *find_opt(const char *s)
 {
 	if (s[0] != '-')
 		return NULL;
 	s += s[1] == '-' ? 2 : 1;
-	for (size_t i = 0; i < sizeof(qemu_opts) / sizeof(qemu_opts[0]); i++)
+	for (size_t i = 0; i < NR_QEMU_OPTS; i++)
 		if (!strcmp(qemu_opts[i].name, s))
 			return &qemu_opts[i];
 	return NULL;
+}
+
+/*
+ * -help is made from the table, so what it says a user may type is what
+ * the parser takes: the hand-typed rows with their forms, libvirt's by
+ * name, the refused ones with what gpmm lacks.
+ */
+void qemu_args_usage(FILE *f)
+{
+	int col;
+
+	fprintf(f, "usage: gpmm-qemu [QEMU options]   (or: gpmm qemu [QEMU options])\n"
+		"gpmm's QEMU front end: QEMU's command line, the guest run by gpmm on KVM.\n"
+		"  gpmm-qemu -kernel bzImage -initrd initrd.gz -m 256 -smp 2 -nographic \\\n"
+		"            -append console=ttyS0\n"
+		"boots with the guest's serial console on this terminal; the guest's poweroff\n"
+		"ends gpmm-qemu with status 0.\n\n");
+	for (size_t i = 0; i < NR_QEMU_OPTS; i++) {
+		const struct qemu_opt *o = &qemu_opts[i];
+		char form[64];
+
+		if (!o->help)
+			continue;
+		snprintf(form, sizeof(form), "-%s%s%s", o->name, o->metavar[0] ? " " : "", o->metavar);
+		if (strlen(form) > 28)
+			fprintf(f, "  %s\n  %-28s ", form, "");
+		else
+			fprintf(f, "  %-28s ", form);
+		for (const char *h = o->help; *h; h++) {
+			if (*h == '\n')
+				fprintf(f, "\n  %-28s ", "");
+			else
+				fputc(*h, f);
+		}
+		fputc('\n', f);
+	}
+	col = fprintf(f, "\nas libvirt writes them (docs/libvirt.md):") - 1;
+	for (size_t i = 0; i < NR_QEMU_OPTS; i++) {
+		const struct qemu_opt *o = &qemu_opts[i];
+
+		if (o->help || o->hidden || o->fn == do_refuse)
+			continue;
+		if (col + strlen(o->name) + 2 > 78) {
+			fprintf(f, "\n ");
+			col = 1;
+		}
+		col += fprintf(f, " -%s", o->name);
+	}
+	fprintf(f, "\n\nrefused, as gpmm has no such thing:\n");
+	for (size_t i = 0; i < NR_QEMU_OPTS; i++)
+		if (qemu_opts[i].fn == do_refuse)
+			fprintf(f, "  -%-12s %s\n", qemu_opts[i].name, qemu_opts[i].why);
+	fprintf(f, "and any option, device or back end not named here, each with its reason.\n"
+		"libvirt's capability probe (-machine none ... -daemonize) runs the real QEMU.\n");
+}
+
+/*
+ * QEMU's first line, for whatever reads the version from it, saying that
+ * this is gpmm. libvirt 9.0 itself never runs the emulator with -version
+ * or -help: it learns the version from QMP, through the probe.
+ */
+void qemu_args_version(FILE *f)
+{
+	fprintf(f, "QEMU emulator version %s (gpmm's QEMU front end, not QEMU)\n"
+		"gpmm reads QEMU %s's command line and answers its QMP; the guest runs on gpmm, "
+		"a KVM hypervisor.\n", QEMU_FRONT_END_VERSION, QEMU_FRONT_END_VERSION);
 }
 
 bool qemu_args_is_probe(int argc, char **argv)
@@ -547,10 +806,52 @@ static int fdset_fd(struct parse *p, const char *id, const char *path, int *fd)
 	return 0;
 }
 
-/* What the whole command line says once every option is read. */
+/*
+ * The serial port's chardev as the console spec `gpmm run --console`
+ * takes. A socket gpmm would connect out on, or one libvirt passed
+ * connected, is no console kind of gpmm's.
+ */
+static int serial_console(struct parse *p)
+{
+	struct qemu_cmdline *q = p->q;
+	const struct qemu_chardev *c = q->serial >= 0 ? &q->chardevs[q->serial] : NULL;
+	char *spec = q->cfg.console;
+	size_t len = sizeof(q->cfg.console);
+
+	switch (c ? (int)c->kind : -1) {
+	case QEMU_CHARDEV_STDIO:
+		snprintf(spec, len, "stdio");
+		break;
+	case QEMU_CHARDEV_PTY:
+		snprintf(spec, len, "pty");
+		break;
+	case QEMU_CHARDEV_FILE:
+		if (c->fd >= 0)
+			snprintf(spec, len, "fd:%d", c->fd);
+		else
+			snprintf(spec, len, "file:%s", c->path);
+		break;
+	case QEMU_CHARDEV_SOCKET:
+		if (c->fd >= 0 || !c->server)
+			return fail(p, -ENOTSUP, "serial chardev '%s': gpmm's console is stdio, a pty, "
+				    "a file, a unix socket it listens on, or nothing", c->id);
+		snprintf(spec, len, "socket:%s", c->path);
+		break;
+	default:		/* no serial port, or QEMU_CHARDEV_NULL */
+		snprintf(spec, len, "none");
+	}
+	return 0;
+}
+
+/*
+ * What the whole command line says once every option is read. As in
+ * QEMU, -nographic puts the serial port on stdio unless a serial port
+ * was given its own back end or -nodefaults asked for no default ones.
+ */
 static int finish(struct parse *p)
 {
 	struct qemu_cmdline *q = p->q;
+	int ret;
 
 	q->cfg.ram_bytes = p->m_bytes ? p->m_bytes : q->cfg.ram_bytes;
 	for (unsigned int i = 0; p->machine_backend[0] && i < p->nr_backends; i++)
@@ -561,6 +862,15 @@ static int finish(struct parse *p)
 		if (q->serial < 0)
 			return fail(p, -EINVAL, "serial port on chardev '%s', which is not defined",
 				    p->serial_id);
+	} else if (p->nographic && !p->nodefaults && !q->serial_chosen) {
+		struct qemu_chardev *c = new_chardev(p);
+
+		if (!c)
+			return -ENOTSUP;
+		snprintf(c->id, sizeof(c->id), "serial0");
+		c->kind = QEMU_CHARDEV_STDIO;
+		q->serial = (int)(c - q->chardevs);
+		q->serial_chosen = true;
 	}
 	/* a file or log on /dev/fdset/N is the descriptor -add-fd gave */
 	for (unsigned int i = 0; i < q->nr_chardevs; i++) {
@@ -571,6 +881,12 @@ static int finish(struct parse *p)
 		if (c->logfile[0] && fdset_fd(p, c->id, c->logfile, &c->log_fd))
 			return -EINVAL;
 	}
+	ret = serial_console(p);
+	if (ret)
+		return ret;
+	if (q->daemonize && !strcmp(q->cfg.console, "stdio"))
+		return fail(p, -EINVAL, "-daemonize: the serial console is on stdio (-nographic, "
+			    "-serial stdio), which a daemon leaves; give -serial pty or file:PATH");
 	if (p->disk_node[0]) {
 		const char *node = p->disk_node;
 
@@ -590,8 +906,9 @@ static int finish(struct parse *p)
 				    p->disk_node);
 	}
 	if (!q->cfg.kernel[0])
-		return fail(p, -ENOTSUP, "gpmm boots a kernel given by the domain's <kernel> (-kernel); "
-			    "it has no firmware to boot a disk");
+		return fail(p, -ENOTSUP, "gpmm boots the kernel -kernel names (libvirt: the domain's "
+			    "<kernel>); it has no firmware to boot a disk");
+	config_finish(&q->cfg);		/* a VM without -name is named after its kernel */
 	return 0;
 }
 
@@ -610,7 +927,8 @@ int qemu_args_parse(int argc, char **argv, struct qemu_cmdline *q, char *err, si
 		int ret;
 
 		if (!o)
-			return fail(&p, -ENOTSUP, "%s: gpmm does not know this QEMU option", argv[i]);
+			return fail(&p, -ENOTSUP, "%s: gpmm does not know this QEMU option "
+				    "(gpmm-qemu -help lists those it takes)", argv[i]);
 		if (o->arg) {
 			if (i + 1 >= argc)
 				return fail(&p, -EINVAL, "%s needs an argument", argv[i]);
@@ -621,7 +939,7 @@ int qemu_args_parse(int argc, char **argv, struct qemu_cmdline *q, char *err, si
 			return fail(&p, ret, "%s: gpmm has no %s", argv[i - o->arg], o->why);
 		if (ret)
 			return ret;
-		if (q->probe)
+		if (q->probe || q->help || q->version)
 			return 0;
 	}
 	return finish(&p);

@@ -3,17 +3,27 @@
  * The QEMU command line libvirt's QEMU driver generates (libvirt 9.0 with
  * QEMU 7.2 capabilities: JSON -object/-device/-blockdev), read into the VM
  * config `gpmm run` uses plus what only a libvirt start has: the inherited
- * monitor socket, chardevs on inherited descriptors, -S. Options that
- * change nothing for gpmm are accepted; one gpmm cannot honour is refused
- * with a sentence libvirt shows the user.
+ * monitor socket, chardevs on inherited descriptors, -S. The same parser
+ * reads what a QEMU user types by hand (-nographic, -serial stdio, -m 1G,
+ * -drive ...,if=virtio, -version, -help). Options that change nothing the
+ * guest sees are accepted; one gpmm cannot honour is refused with a
+ * sentence libvirt, or the user's terminal, shows.
  */
 #ifndef GPMM_QEMU_ARGS_H
 #define GPMM_QEMU_ARGS_H
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "vmm/core/vm.h"
+
+/*
+ * The QEMU whose command line and QMP gpmm speaks: the one libvirt's
+ * capability probe finds (Debian 12's), so -version agrees with the QMP
+ * greeting (vmm/control/qmp.c spells the same 7, 2, 0).
+ */
+#define QEMU_FRONT_END_VERSION	"7.2.0"
 
 #define QEMU_MAX_CHARDEVS	8
 #define QEMU_MAX_FDSETS		8
@@ -23,6 +33,7 @@ enum qemu_chardev_kind {
 	QEMU_CHARDEV_PTY,
 	QEMU_CHARDEV_FILE,	/* path, or /dev/fdset/N: an inherited fd */
 	QEMU_CHARDEV_NULL,
+	QEMU_CHARDEV_STDIO,	/* this terminal: -nographic, -serial stdio */
 };
 
 struct qemu_chardev {
@@ -50,6 +61,9 @@ struct qemu_cmdline {
 	bool no_shutdown;	/* a guest poweroff stops the VM, the process stays */
 	bool daemonize;
 	bool no_seccomp;	/* -sandbox off */
+	bool no_reboot;		/* a guest reset ends the VM */
+	bool serial_chosen;	/* -serial, -nographic or a serial device said where */
+	bool help, version;	/* -help, -version: print, run nothing */
 	char pidfile[PATH_MAX];
 	char uuid[40];
 	int monitor;		/* index in chardevs of the QMP monitor, -1 */
@@ -64,11 +78,16 @@ struct qemu_cmdline {
 
 /*
  * Parse argv[1..argc-1]. Returns 0, or -EINVAL/-ENOTSUP with the reason
- * in @err. A probe (-machine none) parses no further than it must.
+ * in @err. A probe (-machine none), -help and -version parse no further
+ * than they must. The serial port's back end is left in cfg.console as a
+ * `gpmm run --console` spec (stdio, pty, file:PATH, fd:N, socket:PATH, none).
  */
 __must_check int qemu_args_parse(int argc, char **argv, struct qemu_cmdline *out,
 				 char *err, size_t errlen);
 /* The argv is a capability probe (-machine none, ... -daemonize). */
 bool qemu_args_is_probe(int argc, char **argv);
+/* What -help and -version print (the caller chooses the stream). */
+void qemu_args_usage(FILE *f);
+void qemu_args_version(FILE *f);
 
 #endif

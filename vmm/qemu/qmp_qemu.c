@@ -89,7 +89,8 @@ static json_t *chardev_json(const struct dvm *v, const struct qemu_cmdline *q, i
 		name = json_string(i == q->serial ? "unix:" : "disconnected");
 	else
 		name = json_string(ch->kind == QEMU_CHARDEV_FILE ? "file" :
-				   ch->kind == QEMU_CHARDEV_NULL ? "null" : "pty");
+				   ch->kind == QEMU_CHARDEV_NULL ? "null" :
+				   ch->kind == QEMU_CHARDEV_STDIO ? "stdio" : "pty");
 	return json_pack("{s:s, s:o, s:b}", "label", ch->id, "filename", name,
 			 "frontend-open", i == q->monitor || i == q->serial);
 }
