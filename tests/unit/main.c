@@ -26,6 +26,7 @@ int register_fault_suite(void);
 int register_sandbox_suite(void);
 int register_boot_suite(void);
 int register_qmp_suite(void);
+int register_report_suite(void);
 
 static const suite_register_fn suites[] = {
 	register_buddy_suite,
@@ -47,6 +48,7 @@ static const suite_register_fn suites[] = {
 	register_sandbox_suite,
 	register_boot_suite,
 	register_qmp_suite,
+	register_report_suite,
 };
 
 int main(int argc, char **argv)

@@ -141,15 +141,35 @@ static void balloon_tick(struct daemon *d, struct dvm *v, uint64_t now)
 }
 
 /*
+ * vm.max_map_count caps the mappings of the whole process, and guest RAM
+ * scattered on 4 KiB frames takes one per run of adjacent frames: said
+ * once, on stderr, when this process holding VMs comes near the cap (not
+ * before: most VMs never do, being on 2 MiB blocks, one mapping each).
+ */
+static void map_count_tick(struct daemon *d)
+{
+	char msg[768];
+
+	if (d->map_count_warned || !d->vms)
+		return;
+	if (report_map_count_warning(report_process_mappings(), report_max_map_count(), msg,
+				     sizeof(msg))) {
+		fprintf(stderr, "gpmm: warning: %s\n", msg);
+		d->map_count_warned = true;
+	}
+}
+
+/*
  * Once every DAEMON_TICK_MS: a VM process tells the pool service how its
- * VM is (the service's reports show it), the balloons are looked at, and
- * the metrics file is rewritten (written beside and renamed, so a scraper
- * never reads half of it).
+ * VM is (the service's reports show it), the balloons and the process's
+ * mappings are looked at, and the metrics file is rewritten (written
+ * beside and renamed, so a scraper never reads half of it).
  */
 static void daemon_tick(struct daemon *d, uint64_t now)
 {
 	for (struct dvm *v = d->vms; v; v = v->next)
 		balloon_tick(d, v, now);
+	map_count_tick(d);
 	if (d->pool->client) {
 		for (struct dvm *v = d->vms; v; v = v->next) {
 			json_t *r = v->ended ? NULL : report_build(d->pool, &v->vm, 1, false);
@@ -399,6 +419,7 @@ void daemon_stop_vm(struct dvm *v, const char *reason, int code)
 	vm_request_stop(v->vm, VM_SHUTDOWN, code);
 }
 
+/* The pool once the VM is gone: one line (the tables came with the report). */
 static void print_pool(struct daemon *d, const char *when)
 {
 	struct mm_stats st;
@@ -407,23 +428,20 @@ static void print_pool(struct daemon *d, const char *when)
 		mm_drain_all(d->pool->mm);
 	if (pool_stats(d->pool, &st))
 		return;
-	fprintf(stderr, "\npool %s: %llu of %llu frames free, mixed pageblocks %llu, "
-		"unusable index(9) %.3f\n", when, (unsigned long long)st.free_pages,
-		(unsigned long long)st.frames, (unsigned long long)st.mixed_pageblocks,
+	fprintf(stderr, "pool %s: %.1f of %.0f MiB free, %.1f%% of it in pieces under 2 MiB "
+		"(unusable index(9) %.3f)\n", when,
+		(double)(st.free_pages << MM_PAGE_SHIFT) / (1 << 20),
+		(double)(st.frames << MM_PAGE_SHIFT) / (1 << 20),
+		100.0 * mm_unusable_index(&st, MM_PAGEBLOCK_ORDER),
 		mm_unusable_index(&st, MM_PAGEBLOCK_ORDER));
-	mm_print_buddyinfo(&st, "gpmm", stderr);
-	mm_print_pagetypeinfo(&st, "gpmm", stderr);
 }
 
 static void print_vm_stats(struct vm *vm)
 {
 	const struct vm_stats *s = &vm->stats;
 
-	fprintf(stderr, "\nVM %s: %s, exit code %d, %llu MiB RAM, %llu pages populated "
-		"(%llu demand faults, %.1f us host time each%s), %llu exits\n",
-		vm->cfg.name, vm_state_name(vm->state), vm->exit_code,
-		(unsigned long long)(vm->cfg.ram_bytes >> 20),
-		(unsigned long long)s->populated_pages,
+	fprintf(stderr, "\nVM %s ended: %s, exit code %d; %llu demand faults (%.1f us host time "
+		"each%s), %llu exits\n", vm->cfg.name, vm_state_name(vm->state), vm->exit_code,
 		(unsigned long long)s->demand_faults,
 		s->demand_faults ? s->fault_ns / 1e3 / (double)s->demand_faults : 0.0,
 		vm->cfg.prefault ? ", prefaulted" : "", (unsigned long long)s->exits);
@@ -495,9 +513,11 @@ static void finish_vm(struct daemon *d, struct dvm *v)
 		json_t *r = report_build(d->pool, &vm, 1, false);
 
 		print_vm_stats(vm);
-		fprintf(stderr, "\nfragmentation report, the VM's memory still held:\n");
+		fprintf(stderr, "report, the VM's memory still held (docs/report.md):\n");
 		if (r)
 			report_print_text(r, stderr);
+		if (r && d->print_tables)
+			report_print_tables(r, stderr);
 		json_decref(r);
 	}
 	vm_destroy(vm);

@@ -84,7 +84,9 @@ struct daemon {
 	bool exit_when_idle;	/* `gpmm run`: leave when the VM is gone */
 	int last_exit_code;
 	bool verbose;
-	bool print_stats;	/* pool and VM statistics as each VM ends */
+	bool print_stats;	/* the report of each VM as it ends (gpmm run --stats) */
+	bool print_tables;	/* and the pool's buddyinfo and pagetypeinfo under it */
+	bool map_count_warned;	/* said once that the process nears vm.max_map_count */
 	struct assembler *assembler;
 	struct pool_service *svc;	/* lends the pool to VM processes, or NULL */
 	char metrics_path[PATH_MAX];	/* Prometheus text, rewritten each tick; "" = none */

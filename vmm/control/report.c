@@ -92,6 +92,16 @@ static json_t *host_memory_json(struct pool *pool, const struct mm_stats *st)
 		"huge_error", st->host_huge_errno ? strerror(st->host_huge_errno) : "");
 }
 
+/* Free 2 MiB blocks on the buddy lists now: what an order-9 request finds. */
+static uint64_t free_blocks_2m(const struct mm_stats *st)
+{
+	uint64_t n = 0;
+
+	for (unsigned int o = MM_PAGEBLOCK_ORDER; o < MM_MAX_ORDER; o++)
+		n += st->nr_free[o] << (o - MM_PAGEBLOCK_ORDER);
+	return n;
+}
+
 static json_t *host_json(struct pool *pool, const struct mm_stats *st)
 {
 	const struct mm_counters *c = &st->counters;
@@ -132,6 +142,8 @@ static json_t *host_json(struct pool *pool, const struct mm_stats *st)
 		"pageblock_steal", (json_int_t)c->pageblock_steal,
 		"kcompactd_wake", (json_int_t)c->kcompactd_wake));
 	json_object_set_new(h, "host_memory", host_memory_json(pool, st));
+	json_object_set_new(h, "free_blocks_2m", json_integer((json_int_t)free_blocks_2m(st)));
+	json_object_set_new(h, "free_pageblocks", json_integer((json_int_t)st->free_pageblocks));
 	free(bi);
 	free(pti);
 	return h;
@@ -271,15 +283,127 @@ static json_t *virtio_json(struct vm *vm)
 	return a;
 }
 
+/*
+ * The VM's 2 MiB ranges as they are now, in one pass under mem_lock (a
+ * range's backing and its count of pages change together under it): each
+ * range is in exactly one of the states counted, so they add up to ranges.
+ */
+struct range_census {
+	uint64_t ranges, touched, full, huge, on_block, full_4k, partly, untouched;
+	uint64_t given_back;	/* of the untouched: the guest gave them back */
+	uint64_t partly_pages;	/* pages backed in the partly touched ranges */
+};
+
+static void range_census(struct vm *vm, struct range_census *c)
+{
+	memset(c, 0, sizeof(*c));
+	pthread_mutex_lock(&vm->mem_lock);
+	for (unsigned int i = 0; i < vm->nr_regions; i++) {
+		const struct vm_region *r = &vm->regions[i];
+
+		for (uint64_t g = 0; g < r->size >> MM_PAGEBLOCK_SHIFT; g++) {
+			uint16_t n = r->populated[g];
+
+			c->ranges++;
+			c->touched += n > 0;
+			c->full += n == MM_PAGEBLOCK_PAGES;
+			if (r->huge[g] == RANGE_PMD) {
+				c->huge++;
+			} else if (r->huge[g] == RANGE_BLOCK) {
+				c->on_block++;
+			} else if (n == MM_PAGEBLOCK_PAGES) {
+				c->full_4k++;
+			} else if (n) {
+				c->partly++;
+				c->partly_pages += n;
+			} else {
+				c->untouched++;
+				c->given_back += r->given_back[g] != 0;
+			}
+		}
+	}
+	pthread_mutex_unlock(&vm->mem_lock);
+}
+
+/* Lines of /proc/self/maps: the mappings vm.max_map_count caps, 0 when unreadable. */
+uint64_t report_process_mappings(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	uint64_t n = 0;
+	int c;
+
+	if (!f)
+		return 0;
+	while ((c = getc_unlocked(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+uint64_t report_max_map_count(void)
+{
+	const char *test = getenv("GPMM_TEST_MAX_MAP_COUNT");
+
+	return test ? strtoull(test, NULL, 10) : host_max_map_count();
+}
+
+uint64_t report_map_count_warn_at(uint64_t limit)
+{
+	return limit - limit / 4;
+}
+
+int report_map_count_warning(uint64_t mappings, uint64_t limit, char *buf, size_t len)
+{
+	if (!limit || mappings < report_map_count_warn_at(limit))
+		return 0;
+	snprintf(buf, len, "this process holds %llu memory mappings, %llu%% of the host's limit "
+		 "(vm.max_map_count = %llu): guest RAM on scattered 4 KiB frames takes one mapping "
+		 "per run of adjacent frames, and at the limit the next guest page cannot be mapped "
+		 "and its VM fails. Raise the limit (sysctl -w vm.max_map_count=%llu), or keep "
+		 "2 MiB assembly on (--huge on): a 2 MiB range on one block is one mapping",
+		 (unsigned long long)mappings,
+		 (unsigned long long)(mappings * 100 / limit), (unsigned long long)limit,
+		 (unsigned long long)(limit * 4));
+	return 1;
+}
+
+static json_t *assembly_json(struct vm *vm, const struct range_census *c)
+{
+	const struct vm_migstats *m = &vm->migstats;
+	json_t *j = json_pack("{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		"enabled", vm->cfg.huge, "ranges", (json_int_t)c->ranges,
+		"ranges_touched", (json_int_t)c->touched,
+		"ranges_full", (json_int_t)c->full,
+		"ranges_huge", (json_int_t)c->huge,
+		"assembled", (json_int_t)m->ranges_assembled,
+		"assembled_onto_host_huge", (json_int_t)m->ranges_onto_huge,
+		"split", (json_int_t)m->ranges_split,
+		"fail_no_block", (json_int_t)m->assemble_fail_nomem,
+		"fail_busy", (json_int_t)m->assemble_fail_busy);
+
+	/* the ranges now, each in one state: they add up to "ranges" */
+	json_object_update_new(j, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		"ranges_on_block", (json_int_t)c->on_block,
+		"ranges_full_4k", (json_int_t)c->full_4k,
+		"ranges_partly_touched", (json_int_t)c->partly,
+		"partly_touched_bytes", (json_int_t)(c->partly_pages << MM_PAGE_SHIFT),
+		"ranges_untouched", (json_int_t)c->untouched,
+		"ranges_given_back", (json_int_t)c->given_back,
+		"target_pct", (json_int_t)vm->cfg.huge_target,
+		"collapse_failed", (json_int_t)m->collapse_fail));
+	return j;
+}
+
 static json_t *vm_json(struct vm *vm, const struct walk *w, uint8_t *touched)
 {
 	const struct vm_migstats *m = &vm->migstats;
 	uint64_t pop = vm_populated_pages(vm) << MM_PAGE_SHIFT;
-	uint64_t huge = vm_huge_bytes(vm), blocks[MIGRATE_TYPES] = { 0 }, mixed = 0;
+	uint64_t blocks[MIGRATE_TYPES] = { 0 }, mixed = 0;
 	uint64_t frames[MIGRATE_TYPES] = { 0 };
-	uint64_t in_type[MIGRATE_TYPES] = { 0 }, ranges = 0, ranges_pop = 0, ranges_full = 0;
-	uint64_t mappings;
+	uint64_t in_type[MIGRATE_TYPES] = { 0 };
+	uint64_t mappings, huge, kbytes, limit = report_max_map_count();
 	int64_t kernel = vm_huge_bytes_kernel(vm, &mappings);
+	struct range_census rc;
 	json_t *j;
 
 	memset(touched, 0, w->nr);
@@ -294,33 +418,38 @@ static json_t *vm_json(struct vm *vm, const struct walk *w, uint8_t *touched)
 		if (i->alloc_types & (i->alloc_types - 1))
 			mixed++;
 	}
-	for (unsigned int r = 0; r < vm->nr_regions; r++)
-		for (uint64_t g = 0; g < vm->regions[r].size >> MM_PAGEBLOCK_SHIFT; g++) {
-			uint16_t n = vm->regions[r].populated[g];
-
-			ranges++;
-			ranges_pop += n > 0;
-			ranges_full += n == MM_PAGEBLOCK_PAGES;
-		}
-	j = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:b}",
+	range_census(vm, &rc);
+	huge = rc.huge << MM_PAGEBLOCK_SHIFT;
+	kbytes = kernel >= 0 ? (uint64_t)kernel : 0;
+	j = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:b}",
 		"name", vm->cfg.name, "status", vm_state_name(vm_get_state(vm)),
 		"ram_bytes", (json_int_t)vm->cfg.ram_bytes,
 		"populated_bytes", (json_int_t)pop,
-		"huge_backed_bytes", (json_int_t)(kernel >= 0 ? kernel : 0),
+		"huge_backed_bytes", (json_int_t)kbytes,
 		"huge_backed_bytes_bookkeeping", (json_int_t)huge,
-		"huge_backed_pct", pop ? 100.0 * (double)(kernel >= 0 ? kernel : 0) / (double)pop : 0.0,
+		/* of populated RAM: 0..100 (the SVG, older readers), 0..1; and of all RAM */
+		"huge_backed_pct", pop ? 100.0 * (double)kbytes / (double)pop : 0.0,
+		"huge_backed_ratio", pop ? (double)kbytes / (double)pop : 0.0,
+		"huge_backed_ratio_of_ram", vm->cfg.ram_bytes ?
+			(double)kbytes / (double)vm->cfg.ram_bytes : 0.0,
 		"kernel_agrees", kernel >= 0 && (uint64_t)kernel == huge);
 	json_object_set_new(j, "huge_backing_limit", huge_limit_json(vm));
 	json_object_set_new(j, "free_errors", json_integer((json_int_t)__atomic_load_n(
 		&m->free_errors, __ATOMIC_RELAXED)));
-	json_object_set_new(j, "assembled_bytes", json_integer((json_int_t)vm_block_bytes(vm)));
+	/* on a 2 MiB block, mapped by one PMD or not yet */
+	json_object_set_new(j, "assembled_bytes", json_integer(
+		(json_int_t)((rc.huge + rc.on_block) << MM_PAGEBLOCK_SHIFT)));
 	json_object_set_new(j, "frames_by_type", by_type(frames));
 	json_object_set_new(j, "pages_in_pageblocks_of_type", by_type(in_type));
 	json_object_set_new(j, "pageblocks_by_type", by_type(blocks));
 	json_object_set_new(j, "mixed_pageblocks", json_integer((json_int_t)mixed));
 	/* every 4 KiB page not next to its neighbour's frame is a host VMA */
 	json_object_set_new(j, "host_mappings", json_integer((json_int_t)mappings));
-	json_object_set_new(j, "max_map_count", json_integer((json_int_t)host_max_map_count()));
+	json_object_set_new(j, "process_mappings",
+			    json_integer((json_int_t)report_process_mappings()));
+	json_object_set_new(j, "max_map_count", json_integer((json_int_t)limit));
+	json_object_set_new(j, "map_count_warn_at",
+			    json_integer((json_int_t)report_map_count_warn_at(limit)));
 	json_object_set_new(j, "migrations", json_pack(
 		"{s:I, s:I, s:{s:I, s:I, s:I}, s:I, s:I, s:f, s:f, s:I}",
 		"pages", (json_int_t)m->pages, "bytes", (json_int_t)m->bytes,
@@ -337,17 +466,7 @@ static json_t *vm_json(struct vm *vm, const struct walk *w, uint8_t *touched)
 			    json_string("earliest possible fault (an upper bound)"));
 	json_object_set_new(json_object_get(j, "migrations"), "stalls_unrecorded",
 			    json_integer((json_int_t)vm->mig.stalls_unrecorded));
-	json_object_set_new(j, "assembly", json_pack(
-		"{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
-		"enabled", vm->cfg.huge, "ranges", (json_int_t)ranges,
-		"ranges_touched", (json_int_t)ranges_pop,
-		"ranges_full", (json_int_t)ranges_full,
-		"ranges_huge", (json_int_t)(huge >> MM_PAGEBLOCK_SHIFT),
-		"assembled", (json_int_t)m->ranges_assembled,
-		"assembled_onto_host_huge", (json_int_t)m->ranges_onto_huge,
-		"split", (json_int_t)m->ranges_split,
-		"fail_no_block", (json_int_t)m->assemble_fail_nomem,
-		"fail_busy", (json_int_t)m->assemble_fail_busy));
+	json_object_set_new(j, "assembly", assembly_json(vm, &rc));
 	json_object_set_new(j, "first_touch", first_touch_json(vm));
 	if (vm->pool->client)
 		json_object_set_new(j, "pool_client", json_pack("{s:I, s:I, s:b}",
@@ -448,14 +567,152 @@ static json_int_t num(json_t *o, const char *key)
 	return json_integer_value(json_object_get(o, key));
 }
 
+static double real(json_t *o, const char *key)
+{
+	return json_number_value(json_object_get(o, key));
+}
+
+static const char *str(json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? s : "?";
+}
+
+/* "VM NAME (status): how much of its RAM is on 2 MiB host pages". */
+static void print_headline_text(json_t *v, FILE *f)
+{
+	fprintf(f, "VM %s (%s): %.0f MiB RAM; %.1f MiB of it touched, %.1f MiB of that on 2 MiB "
+		"host pages (%.1f%% of touched, %.1f%% of RAM)\n", str(v, "name"), str(v, "status"),
+		mib(v, "ram_bytes"), mib(v, "populated_bytes"), mib(v, "huge_backed_bytes"),
+		100.0 * real(v, "huge_backed_ratio"), 100.0 * real(v, "huge_backed_ratio_of_ram"));
+	if (!json_is_true(json_object_get(v, "kernel_agrees")))
+		fprintf(f, "  [the kernel's smaps and gpmm's bookkeeping DISAGREE: %.1f MiB on 2 MiB "
+			"pages by gpmm's count]\n", mib(v, "huge_backed_bytes_bookkeeping"));
+	if (json_is_string(json_object_get(v, "huge_backing_limit")))
+		fprintf(f, "  huge backing limited: %s\n", str(v, "huge_backing_limit"));
+}
+
+/* Why whole ranges wait on 4 KiB pages: every cause the report can see. */
+static void why_whole_4k(json_t *a, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (!json_is_true(json_object_get(a, "enabled")))
+		n += (size_t)snprintf(buf + n, len - n,
+				      "; 2 MiB assembly is off for this VM (--huge off)");
+	else if (num(a, "target_pct") < 100)
+		n += (size_t)snprintf(buf + n, len - n, "; it assembles up to --huge-target %lld%% "
+				      "of its touched RAM", num(a, "target_pct"));
+	if (n < len && num(a, "fail_no_block"))
+		n += (size_t)snprintf(buf + n, len - n, "; %lld tries since start found no free "
+				      "2 MiB block", num(a, "fail_no_block"));
+	if (n < len && num(a, "fail_busy"))
+		n += (size_t)snprintf(buf + n, len - n, "; %lld tries since start found a page "
+				      "busy (pinned, or being moved)", num(a, "fail_busy"));
+	if (!n)
+		snprintf(buf, len, "; the assembler has not reached them yet");
+}
+
+/* The touched RAM not on 2 MiB pages, and the RAM not touched, with the reasons. */
+static void print_rest_text(json_t *v, FILE *f)
+{
+	json_t *a = json_object_get(v, "assembly");
+	const char *sep = "";
+	char why[512];
+
+	fputs("  why not the rest:", f);
+	if (num(v, "ram_bytes") > num(v, "populated_bytes")) {
+		fprintf(f, " %.1f MiB of RAM never touched, or given back by the guest: nothing "
+			"to back", mib(v, "ram_bytes") - mib(v, "populated_bytes"));
+		sep = ";";
+	}
+	if (num(a, "ranges_partly_touched")) {
+		fprintf(f, "%s %.1f MiB on 4 KiB pages in %lld partly touched 2 MiB ranges (a range "
+			"is assembled once the guest has touched all 512 of its pages)", sep,
+			mib(a, "partly_touched_bytes"), num(a, "ranges_partly_touched"));
+		sep = ";";
+	}
+	if (num(a, "ranges_full_4k")) {
+		why_whole_4k(a, why, sizeof(why));
+		fprintf(f, "%s %lld whole ranges still on 4 KiB pages (%s)", sep,
+			num(a, "ranges_full_4k"), why + 2);
+		sep = ";";
+	}
+	if (num(a, "ranges_on_block")) {
+		fprintf(f, "%s %lld ranges on a 2 MiB block that the kernel has not mapped as one "
+			"huge page (MADV_COLLAPSE refused %lld times since start)", sep,
+			num(a, "ranges_on_block"), num(a, "collapse_failed"));
+		sep = ";";
+	}
+	fputs(*sep ? "\n" : " nothing: all of its RAM is on 2 MiB host pages\n", f);
+	fprintf(f, "  2 MiB ranges now: %lld on 2 MiB host pages, %lld whole on 4 KiB pages, "
+		"%lld partly touched, %lld untouched (%lld of them given back by the guest)",
+		num(a, "ranges_huge"), num(a, "ranges_full_4k"), num(a, "ranges_partly_touched"),
+		num(a, "ranges_untouched"), num(a, "ranges_given_back"));
+	if (num(a, "ranges_on_block"))
+		fprintf(f, ", %lld on a block not mapped huge", num(a, "ranges_on_block"));
+	fprintf(f, "; %lld in all\n", num(a, "ranges"));
+}
+
 static void print_first_touch_text(json_t *t, FILE *f)
 {
-	fprintf(f, "  first touch (--fault %s): %lld ranges backed whole by one 2 MiB block "
-		"(%lld already zero from the kernel; zeroing took %lld us), %lld fell back to "
-		"4 KiB (no free block, or under the watermark); a whole-backed range counts "
-		"2 MiB populated, what the guest wrote in it is not known\n",
-		json_string_value(json_object_get(t, "policy")), num(t, "huge_ranges"),
-		num(t, "kernel_zeroed"), num(t, "zero_us"), num(t, "fell_back_to_4k"));
+	bool is_auto = !strcmp(str(t, "policy"), "auto");
+
+	fprintf(f, "  first touches since start (--fault %s): %lld ranges backed whole by a free "
+		"2 MiB block", str(t, "policy"), num(t, "huge_ranges"));
+	if (num(t, "huge_ranges"))
+		fprintf(f, " (each counts 2 MiB touched, however much of it the guest wrote; "
+			"%lld of them already zero from the kernel, zeroing the others took %.1f ms)",
+			num(t, "kernel_zeroed"), (double)num(t, "zero_us") / 1e3);
+	fprintf(f, ", %lld got 4 KiB pages for want of a free block%s\n", num(t, "fell_back_to_4k"),
+		is_auto ? " to spare (auto leaves the pool's last 1/16 of blocks to assembly)" : "");
+}
+
+static void print_assembly_text(json_t *a, json_t *m, FILE *f)
+{
+	fprintf(f, "  assembly since start (%s): %lld ranges moved live onto a 2 MiB block "
+		"(%lld onto blocks already host huge pages: no copy by the kernel), %lld split "
+		"back to 4 KiB; tries that failed: %lld found no free 2 MiB block, %lld a busy page",
+		json_is_true(json_object_get(a, "enabled")) ? "on" : "off",
+		num(a, "assembled"), num(a, "assembled_onto_host_huge"), num(a, "split"),
+		num(a, "fail_no_block"), num(a, "fail_busy"));
+	if (num(a, "assembled"))
+		fprintf(f, "; the slowest assembly took %.1f ms (getting its block, compaction "
+			"included, copying, collapsing)", (double)num(m, "range_max_us") / 1e3);
+	fputc('\n', f);
+}
+
+static void print_moves_text(json_t *a, json_t *m, FILE *f)
+{
+	json_t *fail = json_object_get(m, "failures");
+	json_int_t in_ranges = num(a, "assembled") * MM_PAGEBLOCK_PAGES;
+
+	fprintf(f, "  pages moved live since start: %lld (%.1f MiB): %lld by assemblies, %lld one "
+		"by one (compaction); failed: busy %lld, gone %lld, other %lld; ", num(m, "pages"),
+		mib(m, "bytes"), in_ranges, num(m, "pages") - in_ranges, num(fail, "busy"),
+		num(fail, "gone"), num(fail, "other"));
+	if (!num(m, "stalls"))
+		fputs("no vCPU stalled on a page being moved\n", f);
+	else
+		fprintf(f, "vCPUs stalled %lld times on a page being moved: p50 %.1f us, p99 %.1f us "
+			"(an upper bound)\n", num(m, "stalls"), real(m, "stall_p50_us"),
+			real(m, "stall_p99_us"));
+}
+
+static void print_placement_text(json_t *v, FILE *f)
+{
+	json_t *pb = json_object_get(v, "pageblocks_by_type");
+	json_int_t maps = num(v, "process_mappings"), at = num(v, "map_count_warn_at");
+
+	fprintf(f, "  host pageblocks holding its RAM: %lld (%lld Movable, %lld Reclaimable, %lld "
+		"Unmovable), %lld of them mixing types; host mappings: %lld for its RAM, %lld in "
+		"its process, of at most %lld (vm.max_map_count)%s\n",
+		num(pb, "Movable") + num(pb, "Reclaimable") + num(pb, "Unmovable"),
+		num(pb, "Movable"), num(pb, "Reclaimable"), num(pb, "Unmovable"),
+		num(v, "mixed_pageblocks"), num(v, "host_mappings"), maps, num(v, "max_map_count"),
+		at && maps >= at ? ": NEAR THE LIMIT, raise vm.max_map_count" : "");
 }
 
 static void print_balloon_text(json_t *v, FILE *f)
@@ -468,14 +725,13 @@ static void print_balloon_text(json_t *v, FILE *f)
 			"%lld deflated, %.1f MiB reported free\n", mib(b, "target_bytes"),
 			mib(b, "actual_bytes"), num(b, "inflated_pages"), num(b, "deflated_pages"),
 			mib(b, "reported_bytes"));
-	fprintf(f, "  given back: %.1f MiB returned to the pool (%lld whole 2 MiB blocks), "
-		"%lld discards, %lld failed\n", mib(b, "returned_bytes"), num(b, "blocks_returned"),
-		num(b, "discards"), num(b, "discard_failed"));
+	fprintf(f, "  given back by the guest since start: %.1f MiB to the pool (%lld whole 2 MiB "
+		"blocks among it) in %lld discards, %lld failed\n", mib(b, "returned_bytes"),
+		num(b, "blocks_returned"), num(b, "discards"), num(b, "discard_failed"));
 	json_array_foreach(json_object_get(v, "virtio"), i, d)
 		fprintf(f, "  %s at 0x%llx (GSI %lld): status 0x%02llx, %lld notifies, "
 			"%lld broken rings, %lld bad register accesses, %lld resets\n",
-			json_string_value(json_object_get(d, "name")),
-			(unsigned long long)num(d, "base"), num(d, "gsi"),
+			str(d, "name"), (unsigned long long)num(d, "base"), num(d, "gsi"),
 			(unsigned long long)num(d, "status"), num(d, "notifies"),
 			num(d, "bad_rings"), num(d, "bad_accesses"), num(d, "resets"));
 }
@@ -499,7 +755,7 @@ static void print_service_text(json_t *s, FILE *f)
 	fprintf(f, "pool service on %s: %lld VM processes, %.0f MiB lent; %lld connections, "
 		"%lld refused, %lld bad messages; %lld frames taken back from %lld processes "
 		"that died holding them; %lld moves timed out (answer within %lld ms)\n",
-		json_string_value(json_object_get(s, "socket")), num(s, "clients"),
+		str(s, "socket"), num(s, "clients"),
 		mib(s, "lent_bytes"), num(s, "connections"), num(s, "refused"),
 		num(s, "bad_messages"), num(s, "frames_reclaimed"),
 		num(s, "clients_died_holding_frames"), num(s, "moves_timed_out"),
@@ -509,88 +765,102 @@ static void print_service_text(json_t *s, FILE *f)
 static void print_vm_text(json_t *v, FILE *f)
 {
 	json_t *a = json_object_get(v, "assembly"), *m = json_object_get(v, "migrations");
-	json_t *pb = json_object_get(v, "pageblocks_by_type");
 
-	fprintf(f, "VM %s (%s): %.0f MiB RAM, %.1f MiB populated, %.1f MiB huge-backed (%.1f%%)%s\n",
-		json_string_value(json_object_get(v, "name")),
-		json_string_value(json_object_get(v, "status")), mib(v, "ram_bytes"),
-		mib(v, "populated_bytes"), mib(v, "huge_backed_bytes"),
-		json_real_value(json_object_get(v, "huge_backed_pct")),
-		json_is_true(json_object_get(v, "kernel_agrees")) ? "" :
-		"  [kernel and bookkeeping DISAGREE]");
-	if (json_is_string(json_object_get(v, "huge_backing_limit")))
-		fprintf(f, "  huge backing limited: %s\n",
-			json_string_value(json_object_get(v, "huge_backing_limit")));
-	fprintf(f, "  assembly %s: %lld of %lld full ranges huge (%lld touched); "
-		"%lld assembled (%lld onto blocks already host huge pages: their collapse "
-		"copied nothing), %lld split, "
-		"failed: no block %lld, busy %lld\n",
-		json_is_true(json_object_get(a, "enabled")) ? "on" : "off",
-		num(a, "ranges_huge"), num(a, "ranges_full"), num(a, "ranges_touched"),
-		num(a, "assembled"), num(a, "assembled_onto_host_huge"), num(a, "split"),
-		num(a, "fail_no_block"), num(a, "fail_busy"));
+	/* a VM process that has not reported yet: its name and the pool's count */
+	if (!json_object_get(v, "ram_bytes")) {
+		fprintf(f, "VM %s (%s): no report from its process yet\n", str(v, "name"),
+			str(v, "status"));
+		print_process_text(json_object_get(v, "process"), f);
+		return;
+	}
+	print_headline_text(v, f);
+	print_rest_text(v, f);
 	print_first_touch_text(json_object_get(v, "first_touch"), f);
-	fprintf(f, "  pageblocks touched: %lld Movable, %lld Reclaimable, %lld Unmovable; %lld mixed; "
-		"%lld host mappings (limit %lld)\n",
-		num(pb, "Movable"), num(pb, "Reclaimable"), num(pb, "Unmovable"),
-		num(v, "mixed_pageblocks"), num(v, "host_mappings"), num(v, "max_map_count"));
-	fprintf(f, "  migrations: %lld pages (%.1f MiB); failed: busy %lld, gone %lld, other %lld; "
-		"stall p50 %.1f us, p99 %.1f us (%lld stalls); slowest 2 MiB %lld us\n",
-		num(m, "pages"), mib(m, "bytes"),
-		num(json_object_get(m, "failures"), "busy"),
-		num(json_object_get(m, "failures"), "gone"),
-		num(json_object_get(m, "failures"), "other"),
-		json_real_value(json_object_get(m, "stall_p50_us")),
-		json_real_value(json_object_get(m, "stall_p99_us")), num(m, "stalls"),
-		num(m, "range_max_us"));
+	print_assembly_text(a, m, f);
+	print_moves_text(a, m, f);
+	print_placement_text(v, f);
 	print_balloon_text(v, f);
 	print_process_text(json_object_get(v, "process"), f);
 }
 
+/* Free 2 MiB blocks, or why there is none; and how scattered the free memory is. */
+static void print_pool_text(json_t *h, FILE *f)
+{
+	fprintf(f, "host pool %.0f MiB: %.1f MiB free; ", mib(h, "pool_bytes"), mib(h, "free_bytes"));
+	if (num(h, "free_blocks_2m"))
+		fprintf(f, "%lld free 2 MiB blocks now", num(h, "free_blocks_2m"));
+	else if (num(h, "free_bytes"))
+		fprintf(f, "no free 2 MiB block: fragmentation index(9) %.3f (toward 1 the lack is "
+			"fragmentation, which compaction undoes; toward 0 it is free memory)",
+			real(h, "fragmentation_index_9"));
+	else
+		fputs("no free memory", f);
+	fprintf(f, "; %.1f%% of the free memory in pieces under 2 MiB (unusable index(9) %.3f); "
+		"%lld pageblocks mixing types; grouping by mobility %s\n",
+		100.0 * real(h, "unusable_index_9"), real(h, "unusable_index_9"),
+		num(h, "mixed_pageblocks"),
+		json_is_true(json_object_get(h, "grouping")) ? "on" : "off");
+}
+
 static void print_host_memory_text(json_t *m, FILE *f)
 {
-	const char *why = json_string_value(json_object_get(m, "huge_error"));
-
 	fprintf(f, "host memory: RSS %.1f MiB (the memfd, by the kernel) for %.1f MiB allocated "
-		"+ %.1f MiB cached; %lld pageblocks backed, %lld host huge pages; given back %lld "
-		"pageblocks (%s)\n",
+		"+ %.1f MiB cached; %lld pageblocks backed, %lld of them host huge pages; the pool "
+		"gave %lld free pageblocks (%.1f MiB) back to the host since start (",
 		mib(m, "rss_bytes"), mib(m, "allocated_bytes"), mib(m, "cached_bytes"),
 		num(m, "pageblocks"), num(m, "huge_pageblocks"), num(m, "given_back_pageblocks"),
-		num(m, "release_ms") ? "after they stay free" : "never: --pool-release-ms 0");
+		(double)num(m, "given_back_pageblocks") * (MM_PAGEBLOCK_SIZE >> 20));
+	if (num(m, "release_ms"))
+		fprintf(f, "each once free %lld to %lld ms)\n", num(m, "release_ms"),
+			2 * num(m, "release_ms"));
+	else
+		fputs("never: --pool-release-ms 0)\n", f);
 	if (num(m, "made_huge_failed"))
 		fprintf(f, "  %lld pageblocks could not be made host huge pages: %s\n",
-			num(m, "made_huge_failed"), why ? why : "");
+			num(m, "made_huge_failed"), str(m, "huge_error"));
+}
+
+static void print_host_work_text(json_t *c, FILE *f)
+{
+	fprintf(f, "pool work since start: direct compaction %lld times for a 2 MiB block "
+		"(%lld made one, %lld did not), background compaction woken %lld times; %lld pages "
+		"moved (%lld failed); lumpy reclaim freed %lld blocks in %lld tries; %lld blocks "
+		"reclaimed (%lld failed); %lld blocks taken for unmovable allocations (%lld claims "
+		"deferred after failures)\n",
+		num(c, "compact_stall"), num(c, "compact_success"), num(c, "compact_fail"),
+		num(c, "kcompactd_wake"), num(c, "pgmigrate_success"), num(c, "pgmigrate_fail"),
+		num(c, "lumpy_success"), num(c, "lumpy_attempt"), num(c, "reclaim_success"),
+		num(c, "reclaim_fail"), num(c, "claim_block"), num(c, "claim_deferred"));
 }
 
 void report_print_text(json_t *report, FILE *f)
 {
-	json_t *h = json_object_get(report, "host"), *c = json_object_get(h, "counters"), *v;
+	json_t *h = json_object_get(report, "host"), *v;
 	size_t i;
 
 	json_array_foreach(json_object_get(report, "vms"), i, v)
 		print_vm_text(v, f);
 	if (json_object_get(h, "error")) {
-		fprintf(f, "host pool: %s\n", json_string_value(json_object_get(h, "error")));
+		fprintf(f, "host pool: %s\n", str(h, "error"));
 		return;
 	}
 	print_service_text(json_object_get(report, "pool_service"), f);
-	fprintf(f, "host pool %.0f MiB, %.1f MiB free, grouping %s; unusable index(9) %.3f, "
-		"fragmentation index(9) %.3f, %lld mixed pageblocks\n",
-		mib(h, "pool_bytes"), mib(h, "free_bytes"),
-		json_is_true(json_object_get(h, "grouping")) ? "on" : "off",
-		json_real_value(json_object_get(h, "unusable_index_9")),
-		json_real_value(json_object_get(h, "fragmentation_index_9")),
-		num(h, "mixed_pageblocks"));
+	print_pool_text(h, f);
 	print_host_memory_text(json_object_get(h, "host_memory"), f);
-	fprintf(f, "%s\n%s", json_string_value(json_object_get(h, "buddyinfo_text")),
-		json_string_value(json_object_get(h, "pagetypeinfo_text")));
-	fprintf(f, "compaction: stall %lld success %lld fail %lld, pgmigrate %lld (fail %lld); "
-		"lumpy %lld/%lld; reclaim %lld (fail %lld); blocks claimed for unmovable %lld "
-		"(%lld claims deferred after failures)\n",
-		num(c, "compact_stall"), num(c, "compact_success"), num(c, "compact_fail"),
-		num(c, "pgmigrate_success"), num(c, "pgmigrate_fail"), num(c, "lumpy_success"),
-		num(c, "lumpy_attempt"), num(c, "reclaim_success"), num(c, "reclaim_fail"),
-		num(c, "claim_block"), num(c, "claim_deferred"));
+	print_host_work_text(json_object_get(h, "counters"), f);
+}
+
+void report_print_tables(json_t *report, FILE *f)
+{
+	json_t *h = json_object_get(report, "host");
+	const char *bi = json_string_value(json_object_get(h, "buddyinfo_text"));
+	const char *pti = json_string_value(json_object_get(h, "pagetypeinfo_text"));
+
+	if (!bi || !pti)
+		return;
+	fprintf(f, "the pool's free lists, as Linux's /proc/buddyinfo then /proc/pagetypeinfo "
+		"(free blocks of order 0..%d: 4 KiB << order; order 9 is 2 MiB):\n%s%s",
+		MM_MAX_ORDER - 1, bi, pti);
 }
 
 static const char *const vm_colours[] = {
@@ -639,7 +909,7 @@ static void svg_legend(json_t *report, FILE *f, int y)
 	x = 10;
 	json_array_foreach(json_object_get(report, "vms"), i, v) {
 		fprintf(f, "<rect x='%d' y='%d' width='14' height='14' fill='none' stroke='%s' "
-			"stroke-width='3'/><text x='%d' y='%d'>VM %s: %.1f%% of %.0f MiB huge-backed</text>\n",
+			"stroke-width='3'/><text x='%d' y='%d'>VM %s: %.1f%% of %.0f MiB touched on 2 MiB pages</text>\n",
 			x, y, vm_colours[i % 6], x + 18, y + 12,
 			json_string_value(json_object_get(v, "name")),
 			json_real_value(json_object_get(v, "huge_backed_pct")),
