@@ -19,6 +19,7 @@ struct cli_cmd {
 
 static int cmd_bench(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
+static int cmd_version(int argc, char **argv);
 
 static const struct cli_cmd bench_cmds[] = {
 	{ "frag", cmd_bench_frag, "fragmentation at rest: buddy vs grouping" },
@@ -34,17 +35,25 @@ static const struct cli_cmd bench_cmds[] = {
 
 static const struct cli_cmd top_cmds[] = {
 	{ "run", cmd_run, "boot a VM: gpmm run --kernel FILE --ram 512M --cpus 2" },
-	{ "daemon", cmd_daemon, "own a pool and serve many VMs" },
-	{ "status", cmd_status, "a VM's state (QMP query-status)" },
-	{ "stop", cmd_stop, "stop a VM for good (QMP quit)" },
-	{ "pause", cmd_pause, "pause a VM (QMP stop)" },
+	{ "daemon", cmd_daemon, "own the host pool and serve many VMs" },
+	{ "status", cmd_status, "a running VM's state" },
+	{ "pause", cmd_pause, "pause a VM (QMP stop, virsh suspend)" },
 	{ "resume", cmd_resume, "resume a paused VM (QMP cont)" },
+	{ "shutdown", cmd_shutdown, "press a VM's power button: the guest shuts down (QMP system_powerdown)" },
+	{ "destroy", cmd_destroy, "end a VM at once (QMP quit, virsh destroy)" },
 	{ "frag", cmd_frag, "fragmentation report of a VM or a daemon" },
-	{ "qemu", cmd_qemu, "QEMU's command line, for libvirt's QEMU driver (configs/libvirt/)" },
+	{ "qemu", cmd_qemu, "QEMU's command line, as libvirt writes it or you type it (also as gpmm-qemu)" },
 	{ "fragmenting-tenant", cmd_fragmenting_tenant, "take host pool blocks, hold them sparsely (tests)" },
 	{ "host-check", cmd_host_check, "what this host's kernel gives gpmm, and what is lost" },
-	{ "bench", cmd_bench, "measure: gpmm bench frag|alloc|boot|fault|migrate|hugeback|trace-gen" },
-	{ "help", cmd_help, "this text" },
+	{ "bench", cmd_bench, "measure: the benchmarks below" },
+	{ "help", cmd_help, "this text (also --help); gpmm COMMAND --help for one command" },
+	{ "version", cmd_version, "gpmm's version (also --version)" },
+	{ 0 }
+};
+
+/* Commands left out of the list: running one says what to use instead. */
+static const struct cli_cmd hidden_cmds[] = {
+	{ "stop", cmd_stop, NULL },
 	{ 0 }
 };
 
@@ -60,21 +69,48 @@ static void list_cmds(FILE *f, const char *prefix, const struct cli_cmd *cmds)
 		fprintf(f, "  %s %-*s  %s\n", prefix, width, c->name, c->help);
 }
 
+/* `gpmm`, `gpmm help` and `gpmm --help` say the same. */
+static void print_help(FILE *f)
+{
+	fprintf(f, "gpmm: a KVM hypervisor whose guest RAM stays on 2 MiB host pages\nusage:\n");
+	list_cmds(f, "gpmm", top_cmds);
+	fprintf(f, "benchmarks:\n");
+	list_cmds(f, "gpmm bench", bench_cmds);
+}
+
+static const struct cli_cmd *find_cmd(const struct cli_cmd *cmds, const char *name)
+{
+	for (const struct cli_cmd *c = cmds; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
 static int dispatch(const char *prefix, const struct cli_cmd *cmds, int argc,
 		    char **argv)
 {
+	const struct cli_cmd *c;
+
 	if (argc < 1 || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
 		FILE *f = argc < 1 ? stderr : stdout;
 
-		fprintf(f, "usage:\n");
-		list_cmds(f, prefix, cmds);
+		if (cmds == top_cmds) {
+			print_help(f);
+		} else {
+			fprintf(f, "usage:\n");
+			list_cmds(f, prefix, cmds);
+		}
 		return argc < 1 ? 2 : 0;
 	}
-	for (const struct cli_cmd *c = cmds; c->name; c++)
-		if (!strcmp(c->name, argv[0]))
-			return c->fn(argc, argv);
-	fprintf(stderr, "%s: unknown command '%s'\nusage:\n", prefix, argv[0]);
-	list_cmds(stderr, prefix, cmds);
+	if (cmds == top_cmds && !strcmp(argv[0], "--version"))
+		return cmd_version(argc, argv);
+	c = find_cmd(cmds, argv[0]);
+	if (!c && cmds == top_cmds)
+		c = find_cmd(hidden_cmds, argv[0]);
+	if (c)
+		return c->fn(argc, argv);
+	fprintf(stderr, "%s: unknown command '%s' (%s --help lists them)\n", prefix, argv[0],
+		prefix);
 	return 2;
 }
 
@@ -85,8 +121,17 @@ static int cmd_bench(int argc, char **argv)
 
 static int cmd_help(int argc, char **argv)
 {
-	printf("gpmm: a KVM hypervisor whose guest RAM stays on 2 MiB backings\nusage:\n");
-	list_cmds(stdout, "gpmm", top_cmds);
+	print_help(stdout);
+	return 0;
+}
+
+#ifndef GPMM_VERSION
+#define GPMM_VERSION "unknown"
+#endif
+
+static int cmd_version(int argc, char **argv)
+{
+	printf("gpmm %s\n", GPMM_VERSION);
 	return 0;
 }
 

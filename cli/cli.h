@@ -11,12 +11,25 @@ int cmd_status(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
 int cmd_pause(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
+int cmd_shutdown(int argc, char **argv);
+int cmd_destroy(int argc, char **argv);
 int cmd_frag(int argc, char **argv);
 int cmd_host_check(int argc, char **argv);
 int cmd_fragmenting_tenant(int argc, char **argv);
 int cmd_qemu(int argc, char **argv);
 
 #include <stdbool.h>
+#include <stddef.h>
+
+struct option;
+/*
+ * argv's options checked against @opts before getopt_long reads them: an
+ * unknown one is named (with a hint when another VMM spells it so), one
+ * that needs a value has one. -1: said on stderr, prefixed @who.
+ */
+int cli_check_options(const char *who, const struct option *opts, int argc, char **argv);
+/* The QMP socket of VM @name, or of the only VM (or daemon) here; -1: said. */
+int cli_find_vm_socket(const char *who, const char *name, char *path, size_t len);
 
 struct vm_config;
 struct pool;

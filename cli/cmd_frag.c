@@ -6,7 +6,6 @@
  */
 #define _GNU_SOURCE
 #include <getopt.h>
-#include <glob.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -21,11 +20,14 @@
 static const char frag_usage[] =
 	"usage: gpmm frag [NAME | --qmp PATH | --socket DAEMON_SOCK [--vm NAME]]\n"
 	"                 [--json | --prometheus] [--svg FILE] [--watch [--interval MS]]\n"
-	"Per-VM and host-wide fragmentation: huge-backed RAM (as the kernel\n"
-	"sees it), pageblocks by type, migrations and stalls, assembly progress,\n"
-	"buddyinfo/pagetypeinfo. --svg draws the pool's pageblocks, outlined by\n"
-	"owner (every VM process of a pool service too). --prometheus prints the\n"
-	"same figures in Prometheus' text format (gpmm daemon --metrics keeps a file).\n";
+	"                 [--tables]\n"
+	"Per VM: how much of its RAM is on 2 MiB host pages (as the kernel sees it),\n"
+	"why not the rest, what assembly, first touches and live moves did; for the\n"
+	"host pool: free 2 MiB blocks, host memory, compaction and reclaim\n"
+	"(docs/report.md). --tables adds the pool's raw buddyinfo and pagetypeinfo.\n"
+	"--svg draws the pool's pageblocks, outlined by owner (every VM process of a\n"
+	"pool service too). --prometheus prints the same figures in Prometheus' text\n"
+	"format (gpmm daemon --metrics keeps a file).\n";
 
 static volatile sig_atomic_t interrupted;
 
@@ -61,7 +63,7 @@ static int write_svg(json_t *r, const char *path)
 	return 0;
 }
 
-static int watch(struct qmp_client *q, const char *vm, unsigned int interval_ms)
+static int watch(struct qmp_client *q, const char *vm, unsigned int interval_ms, bool tables)
 {
 	char err[512];
 
@@ -76,6 +78,8 @@ static int watch(struct qmp_client *q, const char *vm, unsigned int interval_ms)
 		/* home the cursor and clear: a screen, not a scroll */
 		printf("\033[H\033[2J");
 		report_print_text(r, stdout);
+		if (tables)
+			report_print_tables(r, stdout);
 		printf("\n(every %u ms; Ctrl-C to leave)\n", interval_ms);
 		fflush(stdout);
 		json_decref(r);
@@ -95,18 +99,22 @@ int cmd_frag(int argc, char **argv)
 		{ "svg", required_argument, NULL, 'g' },
 		{ "watch", no_argument, NULL, 'w' },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "tables", no_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *qmp = NULL, *vm = NULL, *svg = NULL;
 	unsigned int interval = 1000;
-	bool json = false, watching = false, prom = false;
+	bool json = false, watching = false, prom = false, tables = false;
 	char path[PATH_MAX], err[512];
 	struct qmp_client q;
 	json_t *r;
 	int c, ret = 0;
 
+	if (cli_check_options("gpmm frag", opts, argc, argv))
+		return 2;
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'q': case 's': qmp = optarg; break;
@@ -116,29 +124,16 @@ int cmd_frag(int argc, char **argv)
 		case 'g': svg = optarg; break;
 		case 'w': watching = true; break;
 		case 'i': interval = (unsigned int)atoi(optarg); break;
+		case 't': tables = true; break;
 		case 'h': fputs(frag_usage, stdout); return 0;
-		default: fputs(frag_usage, stderr); return 2;
+		default: return 2;	/* cli_check_options said it */
 		}
-	}
-	if (!qmp && optind < argc) {
-		snprintf(path, sizeof(path), "%s/%s.qmp", gpmm_run_dir(), argv[optind]);
-		qmp = path;
 	}
 	if (!qmp) {
-		/* the daemon's socket, or else the one VM `gpmm run` is running */
-		glob_t g = { 0 };
-
-		snprintf(path, sizeof(path), "%s/gpmm.sock", gpmm_run_dir());
-		if (access(path, F_OK)) {
-			char pattern[PATH_MAX];
-
-			snprintf(pattern, sizeof(pattern), "%s/*.qmp", gpmm_run_dir());
-			if (glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc == 1)
-				snprintf(path, sizeof(path), "%s", g.gl_pathv[0]);
-			else if (g.gl_pathc > 1)
-				fprintf(stderr, "gpmm frag: %zu VMs run here: name one\n", g.gl_pathc);
-			globfree(&g);
-		}
+		/* the VM named, else the daemon's socket, else the one VM running */
+		if (cli_find_vm_socket("gpmm frag", optind < argc ? argv[optind] : NULL,
+				       path, sizeof(path)))
+			return 1;
 		qmp = path;
 	}
 	if (interval < 100)
@@ -148,7 +143,7 @@ int cmd_frag(int argc, char **argv)
 		return 1;
 	}
 	if (watching) {
-		ret = watch(&q, vm, interval);
+		ret = watch(&q, vm, interval, tables);
 		qmpc_close(&q);
 		return ret;
 	}
@@ -167,6 +162,8 @@ int cmd_frag(int argc, char **argv)
 		report_write_prometheus(r, stdout);
 	} else if (!svg) {
 		report_print_text(r, stdout);
+		if (tables)
+			report_print_tables(r, stdout);
 	}
 	json_decref(r);
 	return ret;

@@ -137,7 +137,10 @@ int cmd_fragmenting_tenant(int argc, char **argv)
 	int opt, sig, ret;
 
 	snprintf(path, sizeof(path), "%s/pool.sock", gpmm_run_dir());
+	if (cli_check_options("gpmm fragmenting-tenant", opts, argc, argv))
+		return 2;
 	optind = 1;
+	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'O':
@@ -159,7 +162,7 @@ int cmd_fragmenting_tenant(int argc, char **argv)
 			}
 			break;
 		case 'h': fputs(fragment_usage, stdout); return 0;
-		default: fputs(fragment_usage, stderr); return 2;
+		default: return 2;	/* cli_check_options said it */
 		}
 	}
 	/* SIGTERM and SIGINT wait for sigwait, in every thread to come */

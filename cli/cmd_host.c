@@ -25,12 +25,15 @@ int cmd_host_check(int argc, char **argv)
 	bool json = false;
 	int c;
 
+	if (cli_check_options("gpmm host-check", opts, argc, argv))
+		return 2;
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
 		case 'h': fputs(host_check_usage, stdout); return 0;
-		default: fputs(host_check_usage, stderr); return 2;
+		default: return 2;	/* cli_check_options said it */
 		}
 	}
 	rep = host_caps();

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * CLI commands that run or steer VMs: run, daemon, status, stop, pause,
- * resume. The only place (with cli.c) that prints errors and exits.
+ * CLI commands that run VMs: run (in the foreground or on a daemon) and
+ * daemon, with the checks before a VM starts. The control verbs are in
+ * cmd_ctl.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,45 +23,59 @@
 #include "vmm/sys/sandbox.h"
 
 static const char run_usage[] =
-	"usage: gpmm run [CONFIG.ini] [--kernel FILE] [--initrd FILE] [--append CMDLINE]\n"
-	"                [--ram SIZE] [--cpus N] [--console stdio|pty|socket:PATH|file:PATH|none]\n"
-	"                [--pool SIZE] [--name NAME] [--prefault] [--qmp PATH]\n"
-	"                [--daemon SOCK] [--stats] [--huge on|off] [--huge-fill]\n"
-	"                [--huge-rate RANGES_PER_S] [--huge-target PCT]\n"
-	"                [--disk FILE] [--balloon on|off] [--pool-huge on|off]\n"
-	"                [--pool-release-ms MS] [--pool-populate] [--fault huge|4k|auto]\n"
-	"                [--host-pool[=SOCKET] | --own-pool] [--no-seccomp]\n"
-	"Boots a Linux bzImage (x86 boot protocol, ACPI; the guest's poweroff ends\n"
-	"the run with status 0, its reboot restarts it) or a flat payload (its boot\n"
-	"protocol: docs/running.md) with guest RAM from a pool of host frames;\n"
-	"exits with the guest's exit code (255: the VM failed, the reason on\n"
-	"stderr). The serial console is the terminal by default (raw; Ctrl-A x\n"
-	"leaves).\n"
-	"With --daemon, a running `gpmm daemon`\n"
-	"hosts the VM, which lives as long as this command does. --stats prints\n"
-	"the VM's and the pool's statistics (buddyinfo, pagetypeinfo) at the end.\n"
-	"Guest RAM is moved onto 2 MiB host pages while it runs (--huge off to\n"
-	"stop that; --huge-fill populates partly touched 2 MiB ranges to do it).\n"
-	"--disk gives the guest a raw image as virtio-blk; the virtio balloon (on\n"
-	"by default) hands memory the guest frees back to the pool.\n"
-	"The pool takes host memory a 2 MiB block at a time, made one host huge\n"
-	"page when first used (--pool-huge off: 4 KiB host pages), and gives a\n"
-	"block back to the host once it stayed free MS to 2xMS ms (default 1000,\n"
-	"0: never): --pool is a ceiling, not a reservation. --pool-populate takes\n"
-	"the whole pool at start, as host huge pages, and keeps it (a reservation).\n"
-	"--fault: the first touch of a 2 MiB range takes a whole free 2 MiB block\n"
-	"(huge), 64 KiB of 4 KiB pages (4k), or a block while the pool keeps free\n"
-	"blocks above 1/16 of it (auto, the default); --huge off and --huge-target\n"
-	"below 100 leave first touches to 4 KiB pages.\n"
-	"--host-pool: guest RAM is lent by the host's pool service (`gpmm daemon`,\n"
-	"default socket $GPMM_RUN_DIR/pool.sock), shared with every VM process on\n"
-	"the host; used by default when that socket exists (--own-pool: never).\n"
-	"Once set up, the process runs under a seccomp allow-list and each vCPU\n"
-	"thread under a narrower one; a forbidden system call is named on stderr\n"
-	"and ends this process (SIGSYS). --no-seccomp drops both, for debugging.\n"
-	"Config keys (INI, top level or [vm]): name ram cpus kernel initrd append\n"
-	"console pool pool_huge pool_release_ms pool_populate fault prefault qmp huge huge_fill\n"
-	"huge_rate huge_target disk disk_readonly balloon balloon_reporting.\n";
+	"usage: gpmm run [CONFIG.ini] [OPTION...]\n"
+	"Boots a Linux bzImage or ELF vmlinux (the guest's poweroff ends the run\n"
+	"with status 0, its reboot restarts it) or a flat payload (docs/running.md)\n"
+	"with guest RAM from a pool of 2 MiB host blocks; exits with the guest's\n"
+	"exit code (255: the VM failed, the reason on stderr). Options override\n"
+	"the config's keys (INI, top level or [vm], named as the options with _\n"
+	"for -; its file names are relative to the config file).\n"
+	"The guest:\n"
+	"  --kernel FILE            the kernel or payload (required)\n"
+	"  --initrd FILE            an initramfs for a Linux kernel\n"
+	"  --append CMDLINE         the kernel command line\n"
+	"  --ram SIZE               guest RAM, a multiple of 2 MiB (default 128M;\n"
+	"                           a bare number is MiB: 256 = 256M; 1.5G works)\n"
+	"  --cpus N                 vCPUs, 1..32 (default 1)\n"
+	"  --disk FILE              a raw image as virtio-blk\n"
+	"  --balloon on|off         virtio-balloon: memory the guest frees goes back\n"
+	"                           to the pool (default on)\n"
+	"  --console stdio|pty|socket:PATH|file:PATH|none\n"
+	"                           the serial console (default stdio: this terminal,\n"
+	"                           raw; Ctrl-A x leaves)\n"
+	"Control and reports:\n"
+	"  --name NAME              the name control verbs use (default: the kernel\n"
+	"                           file's name)\n"
+	"  --qmp PATH               the QMP socket (default $GPMM_RUN_DIR/NAME.qmp)\n"
+	"  --stats[=tables]         the fragmentation report on stderr at the end\n"
+	"                           (=tables: with the pool's buddyinfo/pagetypeinfo)\n"
+	"  --daemon SOCK            let a running gpmm daemon host the VM\n"
+	"Guest memory:\n"
+	"  --pool SIZE              the pool of this VM's own (default 1G): a ceiling,\n"
+	"                           not a reservation; a multiple of 2 MiB\n"
+	"  --host-pool[=SOCKET]     RAM from the host pool service (gpmm daemon),\n"
+	"                           default $GPMM_RUN_DIR/pool.sock; used when that\n"
+	"                           socket exists unless --own-pool\n"
+	"  --own-pool               a pool of its own even when the service runs\n"
+	"  --fault huge|4k|auto     a first touch of a 2 MiB range takes a whole\n"
+	"                           2 MiB block (huge), 64 KiB of 4 KiB pages (4k),\n"
+	"                           or a block while the pool keeps free blocks\n"
+	"                           above 1/16 of it (auto, the default)\n"
+	"  --huge on|off            move guest RAM onto 2 MiB host pages while it\n"
+	"                           runs (default on)\n"
+	"  --huge-fill              populate partly touched 2 MiB ranges to do it\n"
+	"  --huge-rate N            at most N ranges a second (default 0: no limit)\n"
+	"  --huge-target PCT        stop at PCT%% of touched ranges (default 100)\n"
+	"  --prefault               touch all guest RAM before the guest starts\n"
+	"  --pool-huge on|off       pool blocks on host huge pages (default on)\n"
+	"  --pool-release-ms MS     a block free for MS..2xMS ms goes back to the\n"
+	"                           host (default 1000; 0: never)\n"
+	"  --pool-populate          take the whole pool at start and keep it\n"
+	"Sandbox:\n"
+	"  --no-seccomp             no syscall filters (for debugging); otherwise the\n"
+	"                           process and each vCPU thread run under seccomp\n"
+	"                           allow-lists, and a forbidden call ends the process\n"
+	"Every option and key: docs/running.md.\n";
 
 static int set_opt(struct vm_config *cfg, const char *key, const char *val)
 {
@@ -73,10 +88,47 @@ static int set_opt(struct vm_config *cfg, const char *key, const char *val)
 	return 0;
 }
 
-static bool run_stats, run_no_seccomp;
+static bool run_stats, run_tables, run_no_seccomp;
 
 static enum host_pool_use host_pool;
 static char host_pool_path[108];
+
+/* Where the VM's RAM will come from: the host pool service, or a pool of its own. */
+static bool uses_own_pool(void)
+{
+	char path[108];
+
+	if (host_pool != HOST_POOL_AUTO)
+		return host_pool == HOST_POOL_NEVER;
+	snprintf(path, sizeof(path), "%s/pool.sock", gpmm_run_dir());
+	return access(path, F_OK) != 0;
+}
+
+/*
+ * Everything the command line says, checked before the host is asked for
+ * anything (KVM, userfaultfd, memory): a typo is answered as a typo even
+ * on a host that could not run the VM anyway.
+ */
+static int check_run_config(struct vm_config *cfg, const char *daemon_sock)
+{
+	char err[512];
+
+	if (config_check(cfg, err, sizeof(err)) ||
+	    (!daemon_sock && uses_own_pool() && config_check_pool(cfg->pool_bytes, err, sizeof(err)))) {
+		fprintf(stderr, "gpmm run: %s\n", err);
+		return -1;
+	}
+	if (!daemon_sock && uses_own_pool() && cfg->ram_bytes > cfg->pool_bytes) {
+		fprintf(stderr, "gpmm run: --ram %llu MiB is larger than the pool (%llu MiB%s):"
+			" give --pool %lluM or more\n", (unsigned long long)(cfg->ram_bytes >> 20),
+			(unsigned long long)(cfg->pool_bytes >> 20),
+			cfg->pool_bytes == CONFIG_DEFAULT_POOL ? ", the default" : "",
+			(unsigned long long)(cfg->ram_bytes >> 20));
+		return -1;
+	}
+	config_finish(cfg);
+	return 0;
+}
 
 static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 			  const char **daemon_sock)
@@ -93,7 +145,7 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 		{ "qmp", required_argument, NULL, 'q' },
 		{ "prefault", no_argument, NULL, 'f' },
 		{ "daemon", required_argument, NULL, 'd' },
-		{ "stats", no_argument, NULL, 's' },
+		{ "stats", optional_argument, NULL, 's' },
 		{ "huge", required_argument, NULL, 'H' },
 		{ "huge-fill", no_argument, NULL, 'F' },
 		{ "huge-rate", required_argument, NULL, 'R' },
@@ -114,6 +166,8 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 	int c;
 
 	config_defaults(cfg);
+	if (cli_check_options("gpmm run", opts, argc, argv))
+		return 2;
 	/*
 	 * A config file first, so options given beside it override it. The
 	 * option table itself tells which arguments are files: a first quiet
@@ -125,7 +179,6 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 	opterr = 0;
 	while (getopt_long(argc, argv, "h", opts, NULL) != -1)
 		;
-	opterr = 1;
 	for (int i = optind; i < argc; i++) {
 		if (config_load(argv[i], cfg, err, sizeof(err))) {
 			fprintf(stderr, "gpmm run: %s\n", err);
@@ -148,7 +201,15 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 		case 'q': key = "qmp"; break;
 		case 'f': cfg->prefault = true; break;
 		case 'd': *daemon_sock = optarg; break;
-		case 's': run_stats = true; break;
+		case 's':
+			run_stats = true;
+			run_tables = optarg && !strcmp(optarg, "tables");
+			if (optarg && !run_tables) {
+				fprintf(stderr, "gpmm run: --stats=%s: want --stats or --stats=tables\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'H': key = "huge"; break;
 		case 'F': cfg->huge_fill = true; break;
 		case 'R': key = "huge_rate"; break;
@@ -167,33 +228,12 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 		case 'o': host_pool = HOST_POOL_NEVER; break;
 		case 'X': run_no_seccomp = true; break;
 		case 'h': fputs(run_usage, stdout); return 1;
-		default: fputs(run_usage, stderr); return 2;
+		default: return 2;	/* cli_check_options said it */
 		}
 		if (key && set_opt(cfg, key, optarg))
 			return 2;
 	}
-	if (!cfg->kernel[0]) {
-		fprintf(stderr, "gpmm run: no kernel: give --kernel FILE or kernel= in a config\n%s",
-			run_usage);
-		return 2;
-	}
-	config_finish(cfg);
-	return 0;
-}
-
-/*
- * Every guest page is its own mapping; pages with adjacent frames merge,
- * but a scattered guest can need one VMA per page, and vm.max_map_count
- * caps them.
- */
-static void warn_map_count(const struct vm_config *cfg)
-{
-	unsigned long long max = host_max_map_count(), pages = cfg->ram_bytes >> MM_PAGE_SHIFT;
-
-	if (max && pages > max / 2)
-		fprintf(stderr, "gpmm run: note: %llu guest pages against vm.max_map_count = %llu;"
-			" if guest memory ends up scattered the host may run out of mappings"
-			" (raise it with sysctl vm.max_map_count)\n", pages, max);
+	return check_run_config(cfg, *daemon_sock) ? 2 : 0;
 }
 
 /*
@@ -244,6 +284,9 @@ int cli_check_host(const char *who)
 		enum host_cap_id id = host_has(HOST_KVM) ? HOST_UFFD : HOST_KVM;
 
 		fprintf(stderr, "%s: %s\n", who, host_caps()->cap[id].detail);
+		fprintf(stderr, "%s: this host cannot run VMs (gpmm host-check says what it lacks);"
+			" without KVM, run gpmm in the nested-KVM test VM of the source tree:"
+			" tests/vm/run -- build/gpmm run ... (docs/testing.md)\n", who);
 		return -ENODEV;
 	}
 	snprintf(prefix, sizeof(prefix), "%s: host: ", who);
@@ -274,7 +317,6 @@ static int run_foreground(struct vm_config *cfg)
 
 	if (cli_check_host("gpmm run"))
 		return 1;
-	warn_map_count(cfg);
 	if (!cfg->qmp_path[0])
 		snprintf(cfg->qmp_path, sizeof(cfg->qmp_path), "%s/%s.qmp",
 			 gpmm_run_dir(), cfg->name);
@@ -302,6 +344,7 @@ static int run_foreground(struct vm_config *cfg)
 	}
 	d.exit_when_idle = true;
 	d.print_stats = run_stats;
+	d.print_tables = run_tables;
 	ret = daemon_loop(&d);
 	daemon_fini(&d);
 	pool_close(pool);
@@ -417,18 +460,27 @@ int cmd_run(int argc, char **argv)
 }
 
 static const char daemon_usage[] =
-	"usage: gpmm daemon [--socket PATH] [--pool SIZE] [--buddy]\n"
-	"                   [--pool-huge on|off] [--pool-release-ms MS] [--pool-populate]\n"
-	"                   [--pool-socket PATH|none] [--pool-answer-ms MS] [--metrics FILE]\n"
-	"                   [--no-seccomp]\n"
-	"Owns one pool and serves many VMs; `gpmm run --daemon PATH` starts one.\n"
-	"Speaks QMP on PATH (default $GPMM_RUN_DIR/gpmm.sock, /run/gpmm/gpmm.sock).\n"
-	"--pool-huge, --pool-release-ms and --pool-populate as for gpmm run.\n"
-	"Lends the pool to VM processes (`gpmm run --host-pool`) on --pool-socket\n"
-	"(default $GPMM_RUN_DIR/pool.sock); one that does not answer a request to\n"
-	"move a page in --pool-answer-ms (default 3000) is treated as pinned.\n"
-	"--metrics keeps FILE in Prometheus' text format, rewritten every second.\n"
-	"--no-seccomp: no syscall filter (for debugging; see gpmm run).\n";
+	"usage: gpmm daemon [OPTION...]\n"
+	"Owns the host's pool and serves many VMs: `gpmm run --daemon SOCK` starts\n"
+	"one inside it, and every `gpmm run` on the host draws its guest RAM from\n"
+	"the pool through the pool service (docs/pool-service.md).\n"
+	"  --pool SIZE              the pool, a multiple of 2 MiB (default 1G; a bare\n"
+	"                           number is MiB): a ceiling, not a reservation\n"
+	"  --socket PATH            QMP for control and reports (default\n"
+	"                           $GPMM_RUN_DIR/gpmm.sock)\n"
+	"  --pool-socket PATH|none  where VM processes are lent the pool (default\n"
+	"                           $GPMM_RUN_DIR/pool.sock; none: not lent)\n"
+	"  --pool-answer-ms MS      a VM process that does not answer a request to\n"
+	"                           move a page in MS ms is treated as pinned (3000)\n"
+	"  --metrics FILE           keep FILE in Prometheus' text format, rewritten\n"
+	"                           every second\n"
+	"  --buddy                  a plain buddy allocator, without grouping by\n"
+	"                           mobility: the baseline grouping is measured against\n"
+	"  --pool-huge on|off, --pool-release-ms MS, --pool-populate\n"
+	"                           the pool's host memory, as for gpmm run (defaults\n"
+	"                           on, 1000, off)\n"
+	"  --no-seccomp             no syscall filter (for debugging)\n"
+	"$GPMM_RUN_DIR defaults to /run/gpmm as root, else $XDG_RUNTIME_DIR/gpmm.\n";
 
 int cmd_daemon(int argc, char **argv)
 {
@@ -459,7 +511,10 @@ int cmd_daemon(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/gpmm.sock", gpmm_run_dir());
 	snprintf(pool_sock, sizeof(pool_sock), "%s/pool.sock", gpmm_run_dir());
 	config_defaults(&host);
+	if (cli_check_options("gpmm daemon", opts, argc, argv))
+		return 2;
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		const char *key = NULL;
 
@@ -481,12 +536,21 @@ int cmd_daemon(int argc, char **argv)
 			}
 			break;
 		case 'h': fputs(daemon_usage, stdout); return 0;
-		default: fputs(daemon_usage, stderr); return 2;
+		default: return 2;	/* cli_check_options said it */
 		}
 		if (key && config_set(&host, key, optarg, err, sizeof(err))) {
 			fprintf(stderr, "gpmm daemon: %s\n", err);
 			return 2;
 		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "gpmm daemon: '%s': the daemon takes no VM; start VMs with"
+			" gpmm run --daemon SOCK\nTry 'gpmm daemon --help'.\n", argv[optind]);
+		return 2;
+	}
+	if (config_check_pool(host.pool_bytes, err, sizeof(err))) {
+		fprintf(stderr, "gpmm daemon: %s\n", err);
+		return 2;
 	}
 	host_caps_print_missing(stderr, "gpmm daemon: host: ");
 	ret = pool_open_host(host.pool_bytes, grouping, &host.pool_host, &pool);
@@ -526,63 +590,3 @@ int cmd_daemon(int argc, char **argv)
 	pool_close(pool);
 	return 0;
 }
-
-/* gpmm status|stop|pause|resume [NAME | --qmp PATH] */
-static int steer(int argc, char **argv, const char *cmd)
-{
-	static const struct option opts[] = {
-		{ "qmp", required_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	const char *qmp = NULL;
-	char path[PATH_MAX], err[512];
-	struct qmp_client q;
-	json_t *ret;
-	int c;
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'q': qmp = optarg; break;
-		case 'h':
-			printf("usage: gpmm %s [NAME | --qmp PATH]\n", argv[0]);
-			return 0;
-		default: return 2;
-		}
-	}
-	if (!qmp && optind < argc) {
-		snprintf(path, sizeof(path), "%s/%s.qmp", gpmm_run_dir(), argv[optind]);
-		qmp = path;
-	}
-	if (!qmp) {
-		fprintf(stderr, "usage: gpmm %s [NAME | --qmp PATH]\n", argv[0]);
-		return 2;
-	}
-	if (qmpc_connect(&q, qmp, err, sizeof(err))) {
-		fprintf(stderr, "gpmm %s: %s\n", argv[0], err);
-		return 1;
-	}
-	ret = qmpc_execute(&q, cmd, NULL, NULL, NULL, err, sizeof(err));
-	if (ret && !strcmp(cmd, "query-status")) {
-		json_t *mem = qmpc_execute(&q, "query-memory-size-summary", NULL,
-					   NULL, NULL, err, sizeof(err));
-
-		printf("status: %s\nram: %lld MiB\n",
-		       json_string_value(json_object_get(ret, "status")),
-		       (long long)json_integer_value(json_object_get(mem, "base-memory")) >> 20);
-		json_decref(mem);
-	}
-	qmpc_close(&q);
-	if (!ret) {
-		fprintf(stderr, "gpmm %s: %s\n", argv[0], err);
-		return 1;
-	}
-	json_decref(ret);
-	return 0;
-}
-
-int cmd_status(int argc, char **argv) { return steer(argc, argv, "query-status"); }
-int cmd_stop(int argc, char **argv) { return steer(argc, argv, "quit"); }
-int cmd_pause(int argc, char **argv) { return steer(argc, argv, "stop"); }
-int cmd_resume(int argc, char **argv) { return steer(argc, argv, "cont"); }

@@ -139,7 +139,7 @@ static void remove_run_dir(void)
 
 	snprintf(cmd, sizeof(cmd),
 		 "d=/tmp/gpmm-test-%d; for q in $d/*.qmp; do [ -S \"$q\" ] && "
-		 "%s stop --qmp \"$q\" >/dev/null 2>&1; done; "
+		 "%s destroy --qmp \"$q\" >/dev/null 2>&1; done; "
 		 "pkill -TERM -f \"$d/\" >/dev/null 2>&1; rm -rf $d",
 		 (int)getpid(), gpmm_bin());
 	if (system(cmd))

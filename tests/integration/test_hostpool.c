@@ -241,7 +241,7 @@ static void test_three_vm_processes(void)
 	CU_ASSERT(!log_says("fragment", ": 0 pages moved", 1));
 	e.frag_pid = 0;
 	for (int i = 0; i < 2; i++)
-		sh(NULL, 0, "%s stop %s", gpmm_bin(), names[i]);
+		sh(NULL, 0, "%s destroy %s", gpmm_bin(), names[i]);
 	/* every frame back in the pool */
 	for (int t = 0; t < 100; t++) {
 		v = frag_json(e.ctl);
@@ -286,7 +286,7 @@ static void test_service_dies(void)
 	r = frag_json(e.ctl);
 	CU_ASSERT_EQUAL(num(json_object_get(r, "pool_service"), "clients"), 0);
 	json_decref(r);
-	CU_ASSERT_EQUAL(sh(NULL, 0, "%s stop orphan", gpmm_bin()), 0);
+	CU_ASSERT_EQUAL(sh(NULL, 0, "%s destroy orphan", gpmm_bin()), 0);
 	e.vm_pid[0] = 0;
 	stop_all(&e);
 }

@@ -96,7 +96,7 @@ static void test_ini(void)
 	CU_ASSERT_EQUAL(config_load(path, &cfg, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(cfg.ram_bytes, 256ULL << 20);
 	CU_ASSERT_EQUAL(cfg.cpus, 2);
-	CU_ASSERT_STRING_EQUAL(cfg.kernel, "k.bin");
+	CU_ASSERT_STRING_EQUAL(cfg.kernel, "/tmp/k.bin");	/* beside the config */
 	unlink(path);
 
 	strcpy(path, "/tmp/gpmm-ini-XXXXXX");
@@ -174,6 +174,74 @@ static void test_huge_rate_bucket(void)
 	CU_ASSERT_EQUAL(assembler_refill(&bucket, 0, 100), UINT64_MAX);
 }
 
+/* Memory sizes as QEMU users write them: a bare number is MiB, decimals work. */
+static void test_mem_sizes(void)
+{
+	struct vm_config cfg;
+	char err[256];
+	uint64_t v;
+
+	config_defaults(&cfg);
+	CU_ASSERT_EQUAL(config_set(&cfg, "ram", "64", err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(cfg.ram_bytes, 64ULL << 20);
+	CU_ASSERT_EQUAL(config_set(&cfg, "ram", "1.5G", err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(cfg.ram_bytes, 1536ULL << 20);
+	CU_ASSERT_EQUAL(config_set(&cfg, "pool", "2048", err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(cfg.pool_bytes, 2048ULL << 20);
+	CU_ASSERT_EQUAL(config_parse_mem_size("0.5", &v), 0);
+	CU_ASSERT_EQUAL(v, 512ULL << 10);
+	/* 1.3 MiB is not a whole number of bytes; "1." is no number */
+	CU_ASSERT_EQUAL(config_parse_mem_size("1.3M", &v), -EINVAL);
+	CU_ASSERT_EQUAL(config_parse_mem_size("1.", &v), -EINVAL);
+	CU_ASSERT_EQUAL(config_parse_size("1.5K", &v), 0);
+	CU_ASSERT_EQUAL(v, 1536);
+	/* bytes stay bytes where QEMU means bytes (-object ...,size=N) */
+	CU_ASSERT_EQUAL(config_parse_size("4096", &v), 0);
+	CU_ASSERT_EQUAL(v, 4096);
+	/* the words a refusal offers are the words the help uses */
+	CU_ASSERT_NOT_EQUAL(config_set(&cfg, "huge", "maybe", err, sizeof(err)), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "want on or off"));
+	CU_ASSERT_NOT_EQUAL(config_set(&cfg, "cpus", "boot=2", err, sizeof(err)), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "boot=N is N alone"));
+	CU_ASSERT_NOT_EQUAL(config_set(&cfg, "ram", "size=256M", err, sizeof(err)), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "SIZE alone"));
+}
+
+/*
+ * A config's file names start from the config's directory, so that a
+ * config works from any working directory; '#' after a space starts a
+ * comment as ';' does.
+ */
+static void test_ini_paths_and_comments(void)
+{
+	char dir[] = "/tmp/gpmm-cfgdir-XXXXXX", path[256];
+	struct vm_config cfg;
+	char err[512];
+	FILE *f;
+
+	CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/vm.ini", dir);
+	f = fopen(path, "w");
+	CU_ASSERT_FATAL(f != NULL);
+	fprintf(f, "[vm]\nkernel = guests/k.bin   # the payload\ninitrd = /abs/initrd ; abs\n"
+		   "ram = 64M # MiB\nappend = console=ttyS0 a#b\n");
+	fclose(f);
+	config_defaults(&cfg);
+	CU_ASSERT_EQUAL(config_load(path, &cfg, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/guests/k.bin", dir);
+	CU_ASSERT_STRING_EQUAL(cfg.kernel, path);
+	CU_ASSERT_STRING_EQUAL(cfg.initrd, "/abs/initrd");
+	CU_ASSERT_EQUAL(cfg.ram_bytes, 64ULL << 20);
+	/* a '#' inside a word is the value's own */
+	CU_ASSERT_STRING_EQUAL(cfg.append, "console=ttyS0 a#b");
+	/* the checks before a VM name the missing file */
+	CU_ASSERT_EQUAL(config_check(&cfg, err, sizeof(err)), -ENOENT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, path));
+	snprintf(path, sizeof(path), "%s/vm.ini", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 int register_config_suite(void)
 {
 	static const struct suite_test tests[] = {
@@ -182,6 +250,8 @@ int register_config_suite(void)
 		{ "ini files", test_ini },
 		{ "an ini refusal names its own line", test_ini_first_refusal },
 		{ "huge_rate is a bounded bucket", test_huge_rate_bucket },
+		{ "memory sizes as QEMU reads them", test_mem_sizes },
+		{ "config paths are the config's, # comments", test_ini_paths_and_comments },
 	};
 
 	return SUITE("config", tests);

@@ -4,6 +4,8 @@
  * files share, and their values' checks, each refusal with its reason.
  */
 #include <ctype.h>
+#include <limits.h>
+#include <unistd.h>
 #include <errno.h>
 #include <ini.h>
 #include <libgen.h>
@@ -28,20 +30,36 @@ void config_defaults(struct vm_config *cfg)
 	strcpy(cfg->console, "stdio");
 }
 
-int config_parse_size(const char *s, uint64_t *out)
+/*
+ * A whole number, or a decimal one ("1.5G"), times its suffix's power of
+ * 1024 (K M G T, with an optional iB or B), or @bare_shift's without one.
+ * The result must be a whole number of bytes.
+ */
+static int parse_size_shift(const char *s, int bare_shift, uint64_t *out)
 {
 	static const char suffixes[] = "KMGT";
-	unsigned long long v;
+	unsigned long long whole, frac = 0, scale = 1;
+	unsigned __int128 bytes;
 	const char *p;
 	char *end;
-	int shift = 0;
+	int shift = bare_shift;
 
 	if (!s || !isdigit((unsigned char)*s))
 		return -EINVAL;
 	errno = 0;
-	v = strtoull(s, &end, 10);
+	whole = strtoull(s, &end, 10);
 	if (errno)
 		return -ERANGE;
+	if (*end == '.') {
+		for (end++; isdigit((unsigned char)*end); end++) {
+			if (scale >= 1000000000000ULL)
+				return -EINVAL;
+			frac = frac * 10 + (unsigned long long)(*end - '0');
+			scale *= 10;
+		}
+		if (scale == 1)
+			return -EINVAL;
+	}
 	if (*end) {
 		p = strchr(suffixes, toupper((unsigned char)*end));
 		if (!p)
@@ -53,10 +71,25 @@ int config_parse_size(const char *s, uint64_t *out)
 		if (*end)
 			return -EINVAL;
 	}
-	if (shift && v > (UINT64_MAX >> shift))
+	bytes = ((unsigned __int128)whole * scale + frac) << shift;
+	if (bytes % scale)
+		return -EINVAL;
+	bytes /= scale;
+	if (bytes > UINT64_MAX)
 		return -ERANGE;
-	*out = (uint64_t)v << shift;
+	*out = (uint64_t)bytes;
 	return 0;
+}
+
+int config_parse_size(const char *s, uint64_t *out)
+{
+	return parse_size_shift(s, 0, out);
+}
+
+/* QEMU's -m habit: a bare number of memory is MiB. */
+int config_parse_mem_size(const char *s, uint64_t *out)
+{
+	return parse_size_shift(s, 20, out);
 }
 
 int config_parse_bool(const char *s, bool *out)
@@ -155,6 +188,21 @@ static int set_fault(struct vm_config *cfg, const char *value)
 	return -EINVAL;
 }
 
+#define BOOL_WORDS "on or off (yes/no, true/false, 1/0 too)"
+
+/*
+ * Cloud Hypervisor's --memory size=SIZE and --cpus boot=N put the value
+ * behind a key; gpmm takes the value alone.
+ */
+static const char *keyed_value_hint(const char *key, const char *value)
+{
+	if (!strcmp(key, "cpus") && !strncmp(value, "boot=", 5))
+		return " (Cloud Hypervisor's boot=N is N alone here)";
+	if (!strcmp(key, "ram") && !strncmp(value, "size=", 5))
+		return " (Cloud Hypervisor's size=SIZE is SIZE alone here)";
+	return "";
+}
+
 int config_set(struct vm_config *cfg, const char *key, const char *value,
 	       char *err, size_t errlen)
 {
@@ -165,20 +213,20 @@ int config_set(struct vm_config *cfg, const char *key, const char *value,
 		ret = set_name(cfg, value);
 		want = "letters, digits, '-', '_' or '.', at most 63";
 	} else if (!strcmp(key, "ram")) {
-		ret = config_parse_size(value, &cfg->ram_bytes);
-		want = "a size such as 512M or 2G";
+		ret = config_parse_mem_size(value, &cfg->ram_bytes);
+		want = "a size such as 512M, 1.5G or 256 (MiB)";
 	} else if (!strcmp(key, "pool")) {
-		ret = config_parse_size(value, &cfg->pool_bytes);
-		want = "a size such as 1G";
+		ret = config_parse_mem_size(value, &cfg->pool_bytes);
+		want = "a size such as 1G or 512 (MiB)";
 	} else if (!strcmp(key, "pool_huge")) {
 		ret = config_parse_bool(value, &cfg->pool_host.huge);
-		want = "yes or no";
+		want = BOOL_WORDS;
 	} else if (!strcmp(key, "fault")) {
 		ret = set_fault(cfg, value);
 		want = "huge, 4k or auto";
 	} else if (!strcmp(key, "pool_populate")) {
 		ret = config_parse_bool(value, &cfg->pool_host.populate);
-		want = "yes or no";
+		want = BOOL_WORDS;
 	} else if (!strcmp(key, "pool_release_ms")) {
 		ret = parse_uint(value, 3600000, &cfg->pool_host.release_ms);
 		want = "milliseconds a free 2 MiB block stays before it goes back, 0 for never";
@@ -204,28 +252,28 @@ int config_set(struct vm_config *cfg, const char *key, const char *value,
 		want = "a raw image file name";
 	} else if (!strcmp(key, "disk_readonly")) {
 		ret = config_parse_bool(value, &cfg->disk_readonly);
-		want = "yes or no";
+		want = BOOL_WORDS;
 	} else if (!strcmp(key, "balloon")) {
 		ret = config_parse_bool(value, &cfg->balloon);
-		want = "yes or no";
+		want = BOOL_WORDS;
 	} else if (!strcmp(key, "balloon_reporting")) {
 		bool on;
 
 		ret = config_parse_bool(value, &on);
 		cfg->balloon_no_reporting = !ret && !on;
-		want = "yes or no";
+		want = BOOL_WORDS;
 	} else if (!strcmp(key, "qmp")) {
 		ret = set_string(cfg->qmp_path, sizeof(cfg->qmp_path), value);
 		want = "a socket path shorter than 108 bytes";
 	} else if (!strcmp(key, "prefault")) {
 		ret = config_parse_bool(value, &cfg->prefault);
-		want = "yes or no";
+		want = BOOL_WORDS;
 	} else if (!strcmp(key, "huge")) {
 		ret = config_parse_bool(value, &cfg->huge);
-		want = "yes or no";
+		want = BOOL_WORDS;
 	} else if (!strcmp(key, "huge_fill")) {
 		ret = config_parse_bool(value, &cfg->huge_fill);
-		want = "yes or no";
+		want = BOOL_WORDS;
 	} else if (!strcmp(key, "huge_rate")) {
 		ret = parse_uint(value, 1000000, &cfg->huge_rate);
 		want = "2 MiB ranges per second, 0 for no limit";
@@ -237,7 +285,8 @@ int config_set(struct vm_config *cfg, const char *key, const char *value,
 		return -EINVAL;
 	}
 	if (ret)
-		snprintf(err, errlen, "bad value '%s' for %s: want %s", value, key, want);
+		snprintf(err, errlen, "bad value '%s' for %s: want %s%s", value, key, want,
+			 keyed_value_hint(key, value));
 	return ret;
 }
 
@@ -250,6 +299,7 @@ int config_set(struct vm_config *cfg, const char *key, const char *value,
  */
 struct ini_ctx {
 	struct vm_config *cfg;
+	const char *dir;	/* the file's directory: relative paths start there */
 	FILE *f;
 	int lineno;		/* reads so far */
 	int err_line;		/* line of the first refusal, 0 = none */
@@ -265,18 +315,50 @@ static char *config_read_line(char *str, int num, void *stream)
 	return s;
 }
 
+/*
+ * inih cuts a comment after ';' only: a '#' after a space starts one too,
+ * as in the shipped configs. A value that needs " #" cannot have it.
+ */
+static void cut_comment(char *value)
+{
+	char *p = value, *end;
+
+	while ((p = strchr(p, '#')) && p != value && !isspace((unsigned char)p[-1]))
+		p++;
+	if (p)
+		*p = '\0';
+	end = value + strlen(value);
+	while (end > value && isspace((unsigned char)end[-1]))
+		*--end = '\0';
+}
+
+/* A config's files are named from where the config is, not from the cwd. */
+static bool is_path_key(const char *name)
+{
+	return !strcmp(name, "kernel") || !strcmp(name, "initrd") || !strcmp(name, "disk");
+}
+
 static int config_ini_line(void *user, const char *section, const char *name,
 		       const char *value)
 {
 	struct ini_ctx *c = user;
-	char why[sizeof(c->why)];
+	char why[sizeof(c->why)], val[PATH_MAX + 2048];
 	int ret;
 
+	snprintf(val, sizeof(val), "%s", value);
+	cut_comment(val);
+	if (is_path_key(name) && val[0] && val[0] != '/' && strcmp(c->dir, ".")) {
+		char rel[sizeof(val)];
+
+		memcpy(rel, val, sizeof(rel));
+		if (snprintf(val, sizeof(val), "%s/%s", c->dir, rel) >= (int)sizeof(val))
+			val[0] = '\0';	/* refused below as an empty name */
+	}
 	if (*section && strcmp(section, "vm")) {
 		snprintf(why, sizeof(why), "unknown section [%s]", section);
 		ret = -EINVAL;
 	} else {
-		ret = config_set(c->cfg, name, value, why, sizeof(why));
+		ret = config_set(c->cfg, name, val, why, sizeof(why));
 	}
 	if (ret && !c->err_line) {
 		c->err_line = c->lineno;
@@ -289,8 +371,11 @@ int config_load(const char *path, struct vm_config *cfg, char *err,
 		size_t errlen)
 {
 	struct ini_ctx c = { .cfg = cfg };
+	char dir[PATH_MAX];
 	int line;
 
+	snprintf(dir, sizeof(dir), "%s", path);
+	c.dir = dirname(dir);
 	c.f = fopen(path, "r");
 	if (!c.f) {
 		snprintf(err, errlen, "cannot open config %s: %s", path, strerror(errno));
@@ -323,4 +408,55 @@ void config_finish(struct vm_config *cfg)
 		*dot = '\0';
 	if (set_name(cfg, base))
 		snprintf(cfg->name, sizeof(cfg->name), "vm");
+}
+
+int config_check_pool(uint64_t pool_bytes, char *err, size_t errlen)
+{
+	if (pool_bytes < MM_PAGEBLOCK_SIZE || pool_bytes % MM_PAGEBLOCK_SIZE) {
+		snprintf(err, errlen, "pool %llu KiB: want a multiple of 2 MiB (the pool lends"
+			 " 2 MiB pageblocks), such as 512M or 1G",
+			 (unsigned long long)(pool_bytes >> 10));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int config_check_ram(const struct vm_config *cfg, char *err, size_t errlen)
+{
+	if (cfg->ram_bytes < MM_PAGEBLOCK_SIZE || cfg->ram_bytes > VM_MAX_RAM ||
+	    cfg->ram_bytes % MM_PAGEBLOCK_SIZE) {
+		snprintf(err, errlen, "ram %llu KiB: want a multiple of 2 MiB from 2 MiB to %llu GiB"
+			 " (guest RAM is backed 2 MiB at a time)",
+			 (unsigned long long)(cfg->ram_bytes >> 10), VM_MAX_RAM >> 30);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_file(const char *what, const char *path, int mode, char *err,
+		      size_t errlen)
+{
+	if (!path[0] || !access(path, mode))
+		return 0;
+	snprintf(err, errlen, "%s %s: %s", what, path, strerror(errno));
+	return -ENOENT;
+}
+
+int config_check(const struct vm_config *cfg, char *err, size_t errlen)
+{
+	int ret;
+
+	if (!cfg->kernel[0]) {
+		snprintf(err, errlen, "no kernel: give --kernel FILE or kernel= in a config");
+		return -EINVAL;
+	}
+	ret = config_check_ram(cfg, err, errlen);
+	if (!ret)
+		ret = check_file("kernel", cfg->kernel, R_OK, err, errlen);
+	if (!ret)
+		ret = check_file("initrd", cfg->initrd, R_OK, err, errlen);
+	if (!ret)
+		ret = check_file("disk", cfg->disk, cfg->disk_readonly ? R_OK : R_OK | W_OK,
+				 err, errlen);
+	return ret;
 }

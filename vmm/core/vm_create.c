@@ -19,6 +19,7 @@
 #include "vmm/boot/boot.h"
 #include "vmm/core/kvm.h"
 #include "vmm/core/vcpu.h"
+#include "vmm/core/config.h"
 #include "vmm/core/vm.h"
 #include "vmm/memory/guest_mem.h"
 #include "vmm/memory/page_move.h"
@@ -35,15 +36,12 @@ static int check_config(const struct vm_config *cfg, struct pool *pool,
 		snprintf(err, errlen, "cpus must be 1..%d, not %u", VM_MAX_CPUS, cfg->cpus);
 		return -EINVAL;
 	}
-	if (cfg->ram_bytes < (MM_PAGEBLOCK_SIZE) || cfg->ram_bytes > VM_MAX_RAM ||
-	    cfg->ram_bytes % (MM_PAGEBLOCK_SIZE)) {
-		snprintf(err, errlen, "ram must be a multiple of 2 MiB from 2 MiB to %llu GiB",
-			 VM_MAX_RAM >> 30);
+	if (config_check_ram(cfg, err, errlen))
 		return -EINVAL;
-	}
 	/* no reclaim yet: a guest must fit in the pool (no overcommit) */
 	if (cfg->ram_bytes > pool_bytes) {
-		snprintf(err, errlen, "ram %llu MiB is larger than the pool (%llu MiB)",
+		snprintf(err, errlen, "ram %llu MiB is larger than the pool (%llu MiB): give the"
+			 " pool more (--pool)",
 			 (unsigned long long)(cfg->ram_bytes >> 20),
 			 (unsigned long long)(pool_bytes >> 20));
 		return -E2BIG;
