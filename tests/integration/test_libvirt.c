@@ -105,7 +105,7 @@ static int lv_cleanup(void)
 }
 
 /*
- * configs/libvirt/NAME.xml for this build: its gpmm-qemu and guests, this
+ * configs/libvirt/NAME.xml.in for this build: its gpmm-qemu and guests, this
  * run's directory; @sed: more sed expressions (a variant), or "".
  */
 static const char *lv_xml(const char *name, const char *sed)
@@ -117,7 +117,7 @@ static const char *lv_xml(const char *name, const char *sed)
 		return "/nonexistent";
 	snprintf(path, sizeof(path), "%s/%s.xml", test_run_dir(), name);
 	if (sh(NULL, 0, "sed -e 's#@TOP@/build/gpmm-qemu#%s/gpmm-qemu#' -e 's#@TOP@/build/guests#%s#g' "
-	       "-e 's#@RUN_DIR@#%s#g' %s configs/libvirt/%s.xml > %s", dirname(bin), guests,
+	       "-e 's#@RUN_DIR@#%s#g' %s configs/libvirt/%s.xml.in > %s", dirname(bin), guests,
 	       test_run_dir(), sed, name, path))
 		return "/nonexistent";
 	return path;
