@@ -175,8 +175,8 @@ static bool own_pool_whole(bool own)
 
 	if (!p)
 		return true;
-	if (sscanf(p, "after the VM gave its frames back: %llu of %llu frames free",
-		   &free_frames, &frames) != 2)
+	p = strchr(p, '(');
+	if (!p || sscanf(p, "(%llu of %llu 4 KiB frames)", &free_frames, &frames) != 2)
 		return false;
 	return free_frames == frames;
 }

@@ -195,6 +195,9 @@ static void test_mem_sizes(void)
 	CU_ASSERT_EQUAL(config_parse_mem_size("1.", &v), -EINVAL);
 	CU_ASSERT_EQUAL(config_parse_size("1.5K", &v), 0);
 	CU_ASSERT_EQUAL(v, 1536);
+	/* B says bytes where a bare number is MiB (the daemon's wire sizes) */
+	CU_ASSERT_EQUAL(config_parse_mem_size("16777216B", &v), 0);
+	CU_ASSERT_EQUAL(v, 16ULL << 20);
 	/* bytes stay bytes where QEMU means bytes (-object ...,size=N) */
 	CU_ASSERT_EQUAL(config_parse_size("4096", &v), 0);
 	CU_ASSERT_EQUAL(v, 4096);

@@ -281,6 +281,16 @@ static void test_nothing_left(void)
 		    "(auto leaves the pool's last 1/16 of blocks to assembly)");
 	free(t);
 	json_decref(r);
+
+	/* --fault 4k: 4 KiB pages are the policy, not a want of blocks */
+	v = demo_vm();
+	json_object_set_new(json_object_get(v, "first_touch"), "policy", json_string("4k"));
+	r = report_of(v, demo_host(4, -1.0));
+	t = render(report_print_text, r);
+	assert_line(t, "  first touches", "  first touches since start (--fault 4k): every one "
+		    "took 4 KiB pages, as the policy says; assembly makes 2 MiB of them");
+	free(t);
+	json_decref(r);
 }
 
 /* The raw tables: not in the text; once, under their legend, on request. */

@@ -428,10 +428,11 @@ static void print_pool(struct daemon *d, const char *when)
 		mm_drain_all(d->pool->mm);
 	if (pool_stats(d->pool, &st))
 		return;
-	fprintf(stderr, "pool %s: %.1f of %.0f MiB free, %.1f%% of it in pieces under 2 MiB "
-		"(unusable index(9) %.3f)\n", when,
+	fprintf(stderr, "pool %s: %.1f of %.0f MiB free (%llu of %llu 4 KiB frames), %.1f%% of "
+		"it in pieces under 2 MiB (unusable index(9) %.3f)\n", when,
 		(double)(st.free_pages << MM_PAGE_SHIFT) / (1 << 20),
 		(double)(st.frames << MM_PAGE_SHIFT) / (1 << 20),
+		(unsigned long long)st.free_pages, (unsigned long long)st.frames,
 		100.0 * mm_unusable_index(&st, MM_PAGEBLOCK_ORDER),
 		mm_unusable_index(&st, MM_PAGEBLOCK_ORDER));
 }

@@ -322,8 +322,9 @@ static int args_to_config(json_t *args, struct vm_config *cfg, char *err,
 
 		if (json_is_string(val))
 			s = json_string_value(val);
-		else if (json_is_integer(val))
-			snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(val));
+		else if (json_is_integer(val))	/* sizes on the wire are bytes */
+			snprintf(buf, sizeof(buf), "%lld%s", (long long)json_integer_value(val),
+				 !strcmp(key, "ram") || !strcmp(key, "pool") ? "B" : "");
 		else if (json_is_boolean(val))
 			snprintf(buf, sizeof(buf), "%s", json_is_true(val) ? "yes" : "no");
 		else {

@@ -32,7 +32,8 @@ void config_defaults(struct vm_config *cfg)
 
 /*
  * A whole number, or a decimal one ("1.5G"), times its suffix's power of
- * 1024 (K M G T, with an optional iB or B), or @bare_shift's without one.
+ * 1024 (K M G T, with an optional iB or B; B alone: bytes), or
+ * @bare_shift's without one.
  * The result must be a whole number of bytes.
  */
 static int parse_size_shift(const char *s, int bare_shift, uint64_t *out)
@@ -59,6 +60,10 @@ static int parse_size_shift(const char *s, int bare_shift, uint64_t *out)
 		}
 		if (scale == 1)
 			return -EINVAL;
+	}
+	if ((*end == 'B' || *end == 'b') && !end[1]) {
+		shift = 0;	/* "4096B": bytes, whatever a bare number means */
+		end++;
 	}
 	if (*end) {
 		p = strchr(suffixes, toupper((unsigned char)*end));
