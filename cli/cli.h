@@ -36,6 +36,7 @@ struct pool;
 
 /* Where a VM takes guest RAM: the host pool service or a pool of its own. */
 enum host_pool_use { HOST_POOL_AUTO, HOST_POOL_REQUIRED, HOST_POOL_NEVER };
+bool cli_uses_own_pool(enum host_pool_use use, const char *sock, char *path, size_t len);
 int cli_open_pool(struct vm_config *cfg, enum host_pool_use use, const char *sock,
 		  const char *who, const char *opt_out, struct pool **pool);
 /* gpmm run's checks before any VM: KVM and userfaultfd; 0 or said on stderr. */

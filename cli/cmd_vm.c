@@ -93,17 +93,6 @@ static bool run_stats, run_tables, run_no_seccomp;
 static enum host_pool_use host_pool;
 static char host_pool_path[108];
 
-/* Where the VM's RAM will come from: the host pool service, or a pool of its own. */
-static bool uses_own_pool(void)
-{
-	char path[108];
-
-	if (host_pool != HOST_POOL_AUTO)
-		return host_pool == HOST_POOL_NEVER;
-	snprintf(path, sizeof(path), "%s/pool.sock", gpmm_run_dir());
-	return access(path, F_OK) != 0;
-}
-
 /*
  * Everything the command line says, checked before the host is asked for
  * anything (KVM, userfaultfd, memory): a typo is answered as a typo even
@@ -111,14 +100,15 @@ static bool uses_own_pool(void)
  */
 static int check_run_config(struct vm_config *cfg, const char *daemon_sock)
 {
+	bool own = !daemon_sock && cli_uses_own_pool(host_pool, host_pool_path, NULL, 0);
 	char err[512];
 
 	if (config_check(cfg, err, sizeof(err)) ||
-	    (!daemon_sock && uses_own_pool() && config_check_pool(cfg->pool_bytes, err, sizeof(err)))) {
+	    (own && config_check_pool(cfg->pool_bytes, err, sizeof(err)))) {
 		fprintf(stderr, "gpmm run: %s\n", err);
 		return -1;
 	}
-	if (!daemon_sock && uses_own_pool() && cfg->ram_bytes > cfg->pool_bytes) {
+	if (own && cfg->ram_bytes > cfg->pool_bytes) {
 		fprintf(stderr, "gpmm run: --ram %llu MiB is larger than the pool (%llu MiB%s):"
 			" give --pool %lluM or more\n", (unsigned long long)(cfg->ram_bytes >> 20),
 			(unsigned long long)(cfg->pool_bytes >> 20),
@@ -237,6 +227,27 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 }
 
 /*
+ * Whether a VM takes a pool of its own rather than the host pool service:
+ * never asked to use the service, or (by default) its socket @sock, else
+ * $GPMM_RUN_DIR/pool.sock, is not there. That socket's path into @path
+ * when given.
+ */
+bool cli_uses_own_pool(enum host_pool_use use, const char *sock, char *path, size_t len)
+{
+	char buf[108];
+
+	if (!path) {
+		path = buf;
+		len = sizeof(buf);
+	}
+	if (sock && sock[0])
+		snprintf(path, len, "%s", sock);
+	else
+		snprintf(path, len, "%s/pool.sock", gpmm_run_dir());
+	return use == HOST_POOL_NEVER || (use == HOST_POOL_AUTO && access(path, F_OK));
+}
+
+/*
  * The host pool service when asked for, or when its socket exists (said
  * on stderr, prefixed @who, with @opt_out, the way not to, if any); else
  * a pool of this VM's own.
@@ -248,11 +259,7 @@ int cli_open_pool(struct vm_config *cfg, enum host_pool_use use, const char *soc
 	char err[512], path[108];
 	int ret;
 
-	if (sock && sock[0])
-		snprintf(path, sizeof(path), "%s", sock);
-	else
-		snprintf(path, sizeof(path), "%s/pool.sock", gpmm_run_dir());
-	if (use == HOST_POOL_NEVER || (use == HOST_POOL_AUTO && access(path, F_OK)))
+	if (cli_uses_own_pool(use, sock, path, sizeof(path)))
 		return pool_open_host(cfg->pool_bytes, true, &cfg->pool_host, pool);
 	ret = pool_open_remote(path, cfg->name, cfg->ram_bytes, pool, err, sizeof(err));
 	if (!ret) {

@@ -398,6 +398,8 @@ typedef void (*mm_pageblock_fn)(void *opaque, uint64_t pb,
 __must_check int mm_pageblock_walk(struct mm_pool *pool, mm_pageblock_fn fn,
 				   void *opaque);
 
+/* Free blocks of @order on the buddy lists of @st: larger free blocks count as several. */
+uint64_t mm_free_blocks(const struct mm_stats *st, unsigned int order);
 /*
  * Formulas of Linux's mm/vmstat.c over a snapshot. The unusable free space
  * index is in [0, 1]; the fragmentation index is in [0, 1], or -1 when a

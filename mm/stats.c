@@ -174,6 +174,11 @@ static uint64_t free_pages_at_least(const struct mm_stats *st,
 	return pages;
 }
 
+uint64_t mm_free_blocks(const struct mm_stats *st, unsigned int order)
+{
+	return order < MM_MAX_ORDER ? free_pages_at_least(st, order) >> order : 0;
+}
+
 /*
  * How much of the free memory is useless for a request of @order: 0 when
  * all of it sits in blocks that large, 1 when none does (or none is free).

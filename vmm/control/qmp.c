@@ -324,7 +324,7 @@ static int args_to_config(json_t *args, struct vm_config *cfg, char *err,
 			s = json_string_value(val);
 		else if (json_is_integer(val))	/* sizes on the wire are bytes */
 			snprintf(buf, sizeof(buf), "%lld%s", (long long)json_integer_value(val),
-				 !strcmp(key, "ram") || !strcmp(key, "pool") ? "B" : "");
+				 config_key_is_size(key) ? "B" : "");
 		else if (json_is_boolean(val))
 			snprintf(buf, sizeof(buf), "%s", json_is_true(val) ? "yes" : "no");
 		else {

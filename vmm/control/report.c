@@ -92,16 +92,6 @@ static json_t *host_memory_json(struct pool *pool, const struct mm_stats *st)
 		"huge_error", st->host_huge_errno ? strerror(st->host_huge_errno) : "");
 }
 
-/* Free 2 MiB blocks on the buddy lists now: what an order-9 request finds. */
-static uint64_t free_blocks_2m(const struct mm_stats *st)
-{
-	uint64_t n = 0;
-
-	for (unsigned int o = MM_PAGEBLOCK_ORDER; o < MM_MAX_ORDER; o++)
-		n += st->nr_free[o] << (o - MM_PAGEBLOCK_ORDER);
-	return n;
-}
-
 static json_t *host_json(struct pool *pool, const struct mm_stats *st)
 {
 	const struct mm_counters *c = &st->counters;
@@ -142,7 +132,8 @@ static json_t *host_json(struct pool *pool, const struct mm_stats *st)
 		"pageblock_steal", (json_int_t)c->pageblock_steal,
 		"kcompactd_wake", (json_int_t)c->kcompactd_wake));
 	json_object_set_new(h, "host_memory", host_memory_json(pool, st));
-	json_object_set_new(h, "free_blocks_2m", json_integer((json_int_t)free_blocks_2m(st)));
+	json_object_set_new(h, "free_blocks_2m",
+			    json_integer((json_int_t)mm_free_blocks(st, MM_PAGEBLOCK_ORDER)));
 	json_object_set_new(h, "free_pageblocks", json_integer((json_int_t)st->free_pageblocks));
 	free(bi);
 	free(pti);

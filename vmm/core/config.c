@@ -91,6 +91,11 @@ int config_parse_size(const char *s, uint64_t *out)
 	return parse_size_shift(s, 0, out);
 }
 
+bool config_key_is_size(const char *key)
+{
+	return !strcmp(key, "ram") || !strcmp(key, "pool");
+}
+
 /* QEMU's -m habit: a bare number of memory is MiB. */
 int config_parse_mem_size(const char *s, uint64_t *out)
 {

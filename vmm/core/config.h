@@ -20,6 +20,8 @@ void config_defaults(struct vm_config *cfg);
 __must_check int config_parse_size(const char *s, uint64_t *out);
 /* The same, but a bare number is MiB (QEMU's -m): for ram and pool. */
 __must_check int config_parse_mem_size(const char *s, uint64_t *out);
+/* Whether @key takes a memory size (a bare number MiB, "NB" bytes). */
+bool config_key_is_size(const char *key);
 __must_check int config_parse_bool(const char *s, bool *out);
 /* Set one key; on error @err names the key and the value. */
 __must_check int config_set(struct vm_config *cfg, const char *key, const char *value,

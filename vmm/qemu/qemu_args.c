@@ -52,6 +52,21 @@ static int fail(struct parse *p, int err, const char *fmt, ...)
 }
 
 /*
+ * The end of the QemuOpts item at @s (its ',' or the string's end; ",,"
+ * is an escaped comma inside it), and in *@eq its first '=', or NULL.
+ */
+static const char *opt_item_end(const char *s, const char **eq)
+{
+	*eq = NULL;
+	while (*s && !(*s == ',' && s[1] != ',')) {
+		if (*s == '=' && !*eq)
+			*eq = s;
+		s += *s == ',' ? 2 : 1;
+	}
+	return s;
+}
+
+/*
  * QemuOpts: the value of @key in @opts, into @out; the first item, when it
  * has no '=', is the value of @implied. ",," stands for a comma. false
  * when the key is absent or the value does not fit.
@@ -60,15 +75,10 @@ static bool opt_get(const char *opts, const char *key, const char *implied, char
 		    size_t n)
 {
 	for (bool first = true; *opts; first = false) {
-		const char *eq = NULL, *p = opts;
+		const char *eq, *p = opt_item_end(opts, &eq);
 		size_t len = 0;
 		bool match;
 
-		while (*p && !(*p == ',' && p[1] != ',')) {
-			if (*p == '=' && !eq)
-				eq = p;
-			p += *p == ',' ? 2 : 1;
-		}
 		match = eq ? (size_t)(eq - opts) == strlen(key) && !strncmp(opts, key, strlen(key)) :
 			first && implied && !strcmp(implied, key);
 		if (match) {
@@ -102,14 +112,12 @@ static bool opt_flag(const char *opts, const char *key)
 
 	if (opt_get(opts, key, NULL, v, sizeof(v)))
 		return !strcmp(v, "on") || !strcmp(v, "true") || !strcmp(v, "yes");
-	for (const char *s = opts; *s;) {
-		const char *e = s;
+	while (*opts) {
+		const char *eq, *e = opt_item_end(opts, &eq);
 
-		while (*e && !(*e == ',' && e[1] != ','))
-			e += *e == ',' ? 2 : 1;
-		if ((size_t)(e - s) == strlen(key) && !strncmp(s, key, strlen(key)))
+		if (!eq && (size_t)(e - opts) == strlen(key) && !strncmp(opts, key, strlen(key)))
 			return true;
-		s = *e ? e + 1 : e;
+		opts = *e ? e + 1 : e;
 	}
 	return false;
 }
@@ -330,6 +338,18 @@ static struct qemu_chardev *new_chardev(struct parse *p)
 	return c;
 }
 
+/* The serial port's own chardev, as QEMU makes one for -serial and -nographic. */
+static struct qemu_chardev *new_serial_chardev(struct parse *p)
+{
+	struct qemu_chardev *c = new_chardev(p);
+
+	if (c) {
+		snprintf(c->id, sizeof(c->id), "serial0");
+		p->q->serial = (int)(c - p->q->chardevs);
+	}
+	return c;
+}
+
 static int do_chardev(struct parse *p, const char *arg)
 {
 	struct qemu_chardev *c = new_chardev(p);
@@ -450,13 +470,12 @@ static int do_serial(struct parse *p, const char *arg)
 	}
 	if (!strcmp(arg, "none"))
 		return 0;
-	c = new_chardev(p);
+	c = new_serial_chardev(p);
 	if (!c)
 		return -ENOTSUP;
-	snprintf(c->id, sizeof(c->id), "serial0");
 	ret = serial_backend(p, arg, c);
-	if (!ret)
-		p->q->serial = (int)(c - p->q->chardevs);
+	if (ret)
+		p->q->serial = -1;
 	return ret;
 }
 
@@ -863,13 +882,11 @@ static int finish(struct parse *p)
 			return fail(p, -EINVAL, "serial port on chardev '%s', which is not defined",
 				    p->serial_id);
 	} else if (p->nographic && !p->nodefaults && !q->serial_chosen) {
-		struct qemu_chardev *c = new_chardev(p);
+		struct qemu_chardev *c = new_serial_chardev(p);
 
 		if (!c)
 			return -ENOTSUP;
-		snprintf(c->id, sizeof(c->id), "serial0");
 		c->kind = QEMU_CHARDEV_STDIO;
-		q->serial = (int)(c - q->chardevs);
 		q->serial_chosen = true;
 	}
 	/* a file or log on /dev/fdset/N is the descriptor -add-fd gave */
