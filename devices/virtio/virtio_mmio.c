@@ -33,6 +33,7 @@
 
 static int virtio_mmio_io(struct machine *m, struct vcpu *vcpu, void *opaque,
 			  uint64_t addr, uint8_t *data, unsigned int len, bool is_write);
+static unsigned int nr_queues(struct virtio_mmio_dev *dev);
 
 bool __virtio_mmio_has(const struct virtio_mmio_dev *dev, unsigned int bit)
 {
@@ -43,6 +44,17 @@ bool __virtio_mmio_live(const struct virtio_mmio_dev *dev)
 {
 	return (dev->status & VIRTIO_STATUS_DRIVER_OK) &&
 	       !(dev->status & (VIRTIO_STATUS_NEEDS_RESET | VIRTIO_STATUS_FAILED));
+}
+
+/*
+ * Served once the features are agreed, before DRIVER_OK too: Linux's
+ * balloon driver primes its stats queue before it sets DRIVER_OK.
+ */
+bool __virtio_mmio_can_serve(struct virtio_mmio_dev *dev, unsigned int q)
+{
+	return (dev->status & VIRTIO_STATUS_FEATURES_OK) &&
+	       !(dev->status & (VIRTIO_STATUS_NEEDS_RESET | VIRTIO_STATUS_FAILED)) &&
+	       q < nr_queues(dev) && dev->vq[q].ready;
 }
 
 /* The line follows InterruptStatus: high while anything is pending. */
@@ -176,13 +188,7 @@ static void queue_notify(struct virtio_mmio_dev *dev, uint32_t val)
 	char why[VIRTQ_WHY_LEN];
 	unsigned int q = val & 0xffff;
 
-	/*
-	 * Served once the features are agreed, before DRIVER_OK too: Linux's
-	 * balloon driver primes its stats queue before it sets DRIVER_OK.
-	 */
-	if (!(dev->status & VIRTIO_STATUS_FEATURES_OK) ||
-	    (dev->status & (VIRTIO_STATUS_NEEDS_RESET | VIRTIO_STATUS_FAILED)) ||
-	    q >= nr_queues(dev) || !dev->vq[q].ready) {
+	if (!__virtio_mmio_can_serve(dev, q)) {
 		dev->bad_accesses++;
 		return;
 	}

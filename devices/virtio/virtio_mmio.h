@@ -10,6 +10,14 @@
  * held, on the vCPU thread that wrote QueueNotify (synchronously), or on
  * the thread of a host request (QMP). It comes before m->mem_lock in the
  * lock order (vm.h): guest memory accesses populate under mem_lock.
+ *
+ * A guest decides how much work a notify is (the balloon's PFN arrays), so
+ * a model whose work grows with what the guest wrote does it with dev->lock
+ * dropped, and holds the lock only for bounded steps (taking a chain,
+ * pushing it back): a host request never waits behind a guest. Whatever
+ * the other threads did meanwhile is the model's to check when it takes
+ * the lock again: the queue's generation (virtq.gen) tells whether the
+ * ring it took a chain from still exists.
  */
 #ifndef GPMM_VIRTIO_MMIO_H
 #define GPMM_VIRTIO_MMIO_H
@@ -40,7 +48,8 @@ struct virtio_mmio_model {
 			     unsigned int len);
 	/*
 	 * Serve queue @q (set up, checked, the driver's features accepted).
-	 * -EINVAL with the reason in @why: the ring is broken.
+	 * -EINVAL with the reason in @why: the ring is broken. May drop and
+	 * retake dev->lock (see above); returns with it held.
 	 */
 	int (*notify)(struct virtio_mmio_dev *dev, unsigned int q, char *why);
 	/* The driver reset the device: forget everything the driver gave. */
@@ -95,6 +104,8 @@ void __virtio_mmio_used(struct virtio_mmio_dev *dev);
 void __virtio_mmio_config_changed(struct virtio_mmio_dev *dev);
 /* lock held: the driver accepted @bit. */
 bool __virtio_mmio_has(const struct virtio_mmio_dev *dev, unsigned int bit);
+/* lock held: a notify of queue @q is served now (features agreed, ring ready, not broken). */
+bool __virtio_mmio_can_serve(struct virtio_mmio_dev *dev, unsigned int q);
 /* lock held: the driver has set DRIVER_OK and the device is not broken. */
 bool __virtio_mmio_live(const struct virtio_mmio_dev *dev);
 

@@ -29,7 +29,10 @@ _Static_assert(sizeof(struct virtq_desc) == 16, "virtq_desc layout");
 
 void virtq_reset(struct virtq *q)
 {
+	uint32_t gen = q->gen + 1;
+
 	memset(q, 0, sizeof(*q));
+	q->gen = gen;
 }
 
 int virtq_check_setup(struct machine *m, const struct virtq *q, unsigned int max,

@@ -30,6 +30,12 @@ struct virtq {
 	bool ready;
 	uint16_t last_avail;		/* next avail entry the device takes */
 	uint16_t used_idx;		/* the device's used->idx */
+	/*
+	 * Times the queue was taken back (device reset, QueueReady = 0): a
+	 * buffer a device holds from generation g belongs to a ring that is
+	 * gone once gen is not g, and is never pushed into the new one.
+	 */
+	uint32_t gen;
 };
 
 struct virtq_seg {
@@ -56,7 +62,7 @@ struct virtq_chain {
  */
 __must_check int virtq_check_setup(struct machine *m, const struct virtq *q,
 				   unsigned int max, char *why);
-/* Back to the state of a queue never set up. */
+/* Back to the state of a queue never set up, in a new generation. */
 void virtq_reset(struct virtq *q);
 
 /*

@@ -45,6 +45,8 @@ static int dbl_guest_discard(struct machine *m, uint64_t gpa, uint64_t len)
 	memset(d->ram + gpa, 0, len);
 	d->log.discards++;
 	d->log.discarded_bytes += len;
+	if (d->on_discard)
+		d->on_discard(d);
 	return 0;
 }
 

@@ -34,6 +34,8 @@ struct machine_double {
 	bool stopping;			/* what machine_stopping answers */
 	uint64_t now;			/* a clock that moves 1 us per reading */
 	struct machine_double_log log;
+	/* Called by each discard once it is done and logged (tests: a discard that waits, stops) */
+	void (*on_discard)(struct machine_double *d);
 };
 
 /*

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * virtio devices through their MMIO window, on the machine double: the
- * config space and register rules, a driver that sets up a queue, and a
- * driver whose ring lies outside guest RAM.
+ * config space and register rules, a driver that sets up a queue, a
+ * driver whose ring lies outside guest RAM, a guest's long inflate chain
+ * against host requests and a stop, and a stats queue set up again.
  */
 #include <CUnit/CUnit.h>
+#include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "devices/virtio/virtio_abi.h"
 #include "devices/virtio/virtio_balloon.h"
@@ -173,11 +177,288 @@ static void test_stop_ends_chain_walk(void)
 	bus_down(&dbl);
 }
 
+/*
+ * A long inflate chain, as a guest may write one: LONG_PFNS PFNs that
+ * never make a run (0x40, 0x42, 0x40, ...), so one discard each.
+ * BALLOON_PFN_BATCH in virtio_balloon.c is 256: the most a chain does
+ * between two looks at the VM's state.
+ */
+#define LONG_PFNS	4096
+#define PFN_BATCH	256
+#define WAIT_S		10	/* for a thread that should answer at once */
+
+static void offer_long_chain(void)
+{
+	uint32_t *pfns = (uint32_t *)(dbl.ram + PFNS_GPA);
+
+	for (unsigned int i = 0; i < LONG_PFNS; i++)
+		pfns[i] = i & 1 ? 0x42 : 0x40;
+	offer_buffer(PFNS_GPA, LONG_PFNS * sizeof(uint32_t));
+}
+
+static uint16_t used_idx_at(uint64_t used_gpa)
+{
+	uint16_t idx;
+
+	memcpy(&idx, dbl.ram + used_gpa + 2, 2);
+	return idx;
+}
+
+/* Another thread's call, waited for a while at most: did it return? */
+struct side_call {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool done;
+	void (*fn)(struct side_call *sc);
+	struct virtio_balloon_info info;
+	int ret;
+};
+
+static struct side_call side;
+
+static void *side_thread(void *arg)
+{
+	struct side_call *sc = arg;
+
+	sc->fn(sc);
+	pthread_mutex_lock(&sc->lock);
+	sc->done = true;
+	pthread_cond_signal(&sc->cond);
+	pthread_mutex_unlock(&sc->lock);
+	return NULL;
+}
+
+/* Run @fn on another thread; true if it returned within WAIT_S. Joined either way by side_join. */
+static bool side_run(pthread_t *t, void (*fn)(struct side_call *sc))
+{
+	struct timespec until;
+	bool done;
+
+	side.fn = fn;
+	side.done = false;
+	if (pthread_create(t, NULL, side_thread, &side))
+		return false;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += WAIT_S;
+	pthread_mutex_lock(&side.lock);
+	while (!side.done)
+		if (pthread_cond_timedwait(&side.cond, &side.lock, &until) == ETIMEDOUT)
+			break;
+	done = side.done;
+	pthread_mutex_unlock(&side.lock);
+	return done;
+}
+
+static void side_query(struct side_call *sc)
+{
+	sc->ret = virtio_balloon_query(&dbl.m, &sc->info, true);
+}
+
+/* What the first discard saw of the host request it started. */
+static pthread_t side_tid;
+static bool side_started, side_answered;
+
+static void query_on_first_discard(struct machine_double *d)
+{
+	if (side_started)
+		return;
+	side_started = true;
+	side_answered = side_run(&side_tid, side_query);
+}
+
+/*
+ * The daemon's balloon tick, QMP and the report take the balloon's lock.
+ * A guest's inflate chain of any length must not keep them waiting: a
+ * query started while the chain's first PFN is given back is answered
+ * before the second is (the discards happen with the lock dropped). It
+ * waited for the whole chain when the chain ran under the lock (seen
+ * with the fix stashed: the query was not answered within WAIT_S).
+ */
+static void test_balloon_query_during_long_chain(void)
+{
+	balloon_up(false);
+	driver_up(DESC_GPA, AVAIL_GPA, USED_GPA);
+	pthread_mutex_init(&side.lock, NULL);
+	pthread_cond_init(&side.cond, NULL);
+	side_started = side_answered = false;
+	dbl.on_discard = query_on_first_discard;
+	offer_long_chain();
+	CU_ASSERT_TRUE(side_started);
+	if (side_started)
+		pthread_join(side_tid, NULL);
+	CU_ASSERT_TRUE(side_answered);
+	CU_ASSERT_EQUAL(side.ret, 0);
+	CU_ASSERT(side.info.inflated_pages <= PFN_BATCH);
+	/* the chain went on to its end and came back */
+	CU_ASSERT_EQUAL(dbl.log.discards, LONG_PFNS);
+	CU_ASSERT_EQUAL(used_idx_at(USED_GPA), 1);
+	pthread_cond_destroy(&side.cond);
+	pthread_mutex_destroy(&side.lock);
+	bus_down(&dbl);
+}
+
+static void stop_on_tenth_discard(struct machine_double *d)
+{
+	if (d->log.discards == 10)
+		d->stopping = true;
+}
+
+/*
+ * `quit` in the middle of a chain: the VM stops within one batch of PFNs,
+ * and the chain is not pushed back (the VM is going away). The whole
+ * chain ran before (LONG_PFNS discards, seen with the fix stashed).
+ */
+static void test_balloon_stop_mid_chain(void)
+{
+	balloon_up(false);
+	driver_up(DESC_GPA, AVAIL_GPA, USED_GPA);
+	dbl.on_discard = stop_on_tenth_discard;
+	offer_long_chain();
+	CU_ASSERT(dbl.log.discards >= 10);
+	CU_ASSERT(dbl.log.discards <= PFN_BATCH);
+	CU_ASSERT(dbl.log.discards < LONG_PFNS);
+	CU_ASSERT_EQUAL(used_idx_at(USED_GPA), 0);
+	bus_down(&dbl);
+}
+
+/* A second vCPU offers a one-PFN chain and notifies while the first chain runs. */
+static void side_notify(struct side_call *sc)
+{
+	struct virtq_desc d = { .addr = PFNS_GPA + LONG_PFNS * 4, .len = 4 };
+	uint32_t pfn = 0x50;
+	uint16_t head = 1, idx = 2;
+
+	memcpy(dbl.ram + PFNS_GPA + LONG_PFNS * 4, &pfn, 4);
+	memcpy(dbl.ram + DESC_GPA + sizeof(d), &d, sizeof(d));
+	memcpy(dbl.ram + AVAIL_GPA + VIRTQ_AVAIL_RING(1), &head, 2);
+	memcpy(dbl.ram + AVAIL_GPA + 2, &idx, 2);
+	reg_write(BALLOON_REG(VIRTIO_MMIO_QUEUE_NOTIFY), 0, 4);
+}
+
+static void notify_on_first_discard(struct machine_double *d)
+{
+	if (side_started)
+		return;
+	side_started = true;
+	side_answered = side_run(&side_tid, side_notify);
+}
+
+/*
+ * A notify while the device serves another: the second vCPU is not held
+ * for the first one's chain, and its chain is served before the first
+ * notify returns.
+ */
+static void test_balloon_notify_during_long_chain(void)
+{
+	balloon_up(false);
+	driver_up(DESC_GPA, AVAIL_GPA, USED_GPA);
+	pthread_mutex_init(&side.lock, NULL);
+	pthread_cond_init(&side.cond, NULL);
+	side_started = side_answered = false;
+	dbl.on_discard = notify_on_first_discard;
+	offer_long_chain();
+	CU_ASSERT_TRUE(side_started);
+	if (side_started)
+		pthread_join(side_tid, NULL);
+	CU_ASSERT_TRUE(side_answered);
+	CU_ASSERT_EQUAL(dbl.log.discards, LONG_PFNS + 1);
+	CU_ASSERT_EQUAL(used_idx_at(USED_GPA), 2);
+	pthread_cond_destroy(&side.cond);
+	pthread_mutex_destroy(&side.lock);
+	bus_down(&dbl);
+}
+
+/* Where the test driver keeps its stats queue (queue 2) and buffer. */
+#define STATS_DESC	0x20000ULL
+#define STATS_AVAIL	0x21000ULL
+#define STATS_USED	0x22000ULL
+#define STATS_BUF	0x23000ULL
+
+static void stats_queue_up(void)
+{
+	memset(dbl.ram + STATS_DESC, 0, 3 * 4096);
+	reg_write(BALLOON_REG(VIRTIO_MMIO_QUEUE_SEL), 2, 4);
+	reg_write(BALLOON_REG(VIRTIO_MMIO_QUEUE_NUM), QSIZE, 4);
+	reg_write(BALLOON_REG(VIRTIO_MMIO_QUEUE_DESC_LOW), (uint32_t)STATS_DESC, 4);
+	reg_write(BALLOON_REG(VIRTIO_MMIO_QUEUE_AVAIL_LOW), (uint32_t)STATS_AVAIL, 4);
+	reg_write(BALLOON_REG(VIRTIO_MMIO_QUEUE_USED_LOW), (uint32_t)STATS_USED, 4);
+	reg_write(BALLOON_REG(VIRTIO_MMIO_QUEUE_READY), 1, 4);
+	CU_ASSERT_EQUAL(reg_read(BALLOON_REG(VIRTIO_MMIO_QUEUE_READY), 4), 1);
+}
+
+/* The @n-th stats buffer of the ring (head 0 each time), one stat. */
+static void offer_stats(uint16_t n)
+{
+	struct virtq_desc d = { .addr = STATS_BUF, .len = 10 };
+	uint8_t stat[10] = { VIRTIO_BALLOON_S_MEMFREE, 0, 0x34, 0x12 };
+	uint16_t head = 0;
+
+	memcpy(dbl.ram + STATS_BUF, stat, sizeof(stat));
+	memcpy(dbl.ram + STATS_DESC, &d, sizeof(d));
+	memcpy(dbl.ram + STATS_AVAIL + VIRTQ_AVAIL_RING(n - 1), &head, 2);
+	memcpy(dbl.ram + STATS_AVAIL + 2, &n, 2);
+	reg_write(BALLOON_REG(VIRTIO_MMIO_QUEUE_NOTIFY), 2, 4);
+}
+
+/*
+ * The device holds the driver's stats buffer until stats are wanted. A
+ * driver that takes its stats queue back (QueueReady = 0) and sets it up
+ * again has a new ring in which that buffer never was: pushing it there
+ * would hand the driver a used entry for a buffer it did not give (Linux
+ * takes it for its new one). It went into the new ring before (seen with
+ * the fix stashed: used idx 1 after the refresh).
+ */
+static void test_balloon_stats_queue_set_up_again(void)
+{
+	struct virtio_balloon_info info;
+
+	balloon_up(false);
+	reg_write(BALLOON_REG(VIRTIO_MMIO_STATUS), 0, 4);
+	reg_write(BALLOON_REG(VIRTIO_MMIO_STATUS), VIRTIO_STATUS_ACKNOWLEDGE |
+		  VIRTIO_STATUS_DRIVER, 4);
+	reg_write(BALLOON_REG(VIRTIO_MMIO_DRIVER_FEATURES_SEL), 0, 4);
+	reg_write(BALLOON_REG(VIRTIO_MMIO_DRIVER_FEATURES), 1U << VIRTIO_BALLOON_F_STATS_VQ, 4);
+	reg_write(BALLOON_REG(VIRTIO_MMIO_DRIVER_FEATURES_SEL), 1, 4);
+	reg_write(BALLOON_REG(VIRTIO_MMIO_DRIVER_FEATURES), 1U << (VIRTIO_F_VERSION_1 - 32), 4);
+	reg_write(BALLOON_REG(VIRTIO_MMIO_STATUS), VIRTIO_STATUS_ACKNOWLEDGE |
+		  VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK, 4);
+	stats_queue_up();
+	reg_write(BALLOON_REG(VIRTIO_MMIO_STATUS), VIRTIO_STATUS_ACKNOWLEDGE |
+		  VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK | VIRTIO_STATUS_DRIVER_OK, 4);
+	offer_stats(1);
+	CU_ASSERT_EQUAL_FATAL(virtio_balloon_query(&dbl.m, &info, false), 0);
+	CU_ASSERT_EQUAL(info.stats_updates, 1);
+	CU_ASSERT_EQUAL(used_idx_at(STATS_USED), 0);
+
+	/* the driver takes the queue back and sets it up again, rings zeroed */
+	reg_write(BALLOON_REG(VIRTIO_MMIO_QUEUE_SEL), 2, 4);
+	reg_write(BALLOON_REG(VIRTIO_MMIO_QUEUE_READY), 0, 4);
+	stats_queue_up();
+	CU_ASSERT_EQUAL_FATAL(virtio_balloon_query(&dbl.m, &info, true), 0);
+	CU_ASSERT_EQUAL(used_idx_at(STATS_USED), 0);
+	CU_ASSERT_FALSE(reg_read(BALLOON_REG(VIRTIO_MMIO_STATUS), 4) & VIRTIO_STATUS_NEEDS_RESET);
+
+	/* the new ring's first buffer is held, and given back when stats are wanted */
+	offer_stats(1);
+	CU_ASSERT_EQUAL(used_idx_at(STATS_USED), 0);
+	CU_ASSERT_EQUAL_FATAL(virtio_balloon_query(&dbl.m, &info, true), 0);
+	CU_ASSERT_EQUAL(info.stats_updates, 2);
+	CU_ASSERT_EQUAL(used_idx_at(STATS_USED), 1);
+	bus_down(&dbl);
+}
+
 static const struct suite_test tests[] = {
 	{ "balloon: actual written a byte at a time", test_balloon_actual_bytes },
 	{ "balloon: inflate discards through the machine", test_balloon_inflate_discards },
 	{ "a ring outside guest RAM: needs reset", test_ring_outside_ram },
 	{ "a stopping machine: no chain served", test_stop_ends_chain_walk },
+	{ "balloon: a query answered during a long inflate chain",
+	  test_balloon_query_during_long_chain },
+	{ "balloon: a stop ends a long inflate chain within a batch", test_balloon_stop_mid_chain },
+	{ "balloon: a notify during a long chain is served, not waited on",
+	  test_balloon_notify_during_long_chain },
+	{ "balloon: a stats queue set up again gets no stale buffer",
+	  test_balloon_stats_queue_set_up_again },
 };
 
 int register_virtio_suite(void)

@@ -120,7 +120,10 @@ json_t *daemon_report(struct daemon *d, struct vm **vms, unsigned int nr, bool a
  * QEMU's balloon behaviour, which libvirt relies on: the guest's memory
  * statistics asked for every stats_period_s (qom-set by libvirt), and a
  * BALLOON_CHANGE event when the guest's RAM less the balloon changed
- * (libvirt's "current memory" follows only that event).
+ * (libvirt's "current memory" follows only that event). The query waits
+ * for the balloon's lock, which a guest holds only for bounded steps (its
+ * chains are served with the lock dropped, virtio_balloon.c): a guest
+ * cannot stall this loop, and the other VMs of the daemon with it.
  */
 static void balloon_tick(struct daemon *d, struct dvm *v, uint64_t now)
 {
