@@ -7,8 +7,9 @@
  * file; the loaders take a path and an fd, so it goes to a memfd named by
  * /proc/self/fd/N.
  *
- * Guest RAM is fake_vm.c's, in place of vmm/memory/guest_mem.c: 128 MiB at 0, so
- * a header's init_size of a real kernel fits and a larger one does not.
+ * The VM is fake_vm.c's, without KVM, its guest memory the VMM's own
+ * (vmm/memory/guest_mem.c): 128 MiB at 0, so a header's init_size of a
+ * real kernel fits and a larger one does not.
  * The initrd is a fixed 5000-byte file, placed wherever the header lets it.
  *
  * Checked besides the sanitizers: a refusal says why in a C string; an

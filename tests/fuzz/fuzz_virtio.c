@@ -7,11 +7,14 @@
  * (dev_mmio). QueueNotify serves the queue there and then, on the
  * calling thread, as on a vCPU: no device thread to wait for.
  *
- * The machine is the device suites' test double of devices/machine.h
- * (tests/devices/machine_double.c): 1 MiB of guest RAM at guest address
- * 0 between guard pages. The disk is a 64 KiB memfd, zeroed for each
- * input; the other devices of the registry (serial, debug port, power)
- * are made too, as in a VM.
+ * The machine is the VMM's own (vmm/core/vm_machine.c) over a VM without
+ * KVM (tests/fuzz/fake_vm.c): 1 MiB of guest RAM at guest address 0 that
+ * is real guest memory (vmm/memory/guest_mem.c: pool frames mapped page by
+ * page, userfaultfd, gmem_discard), so the bounds checks, populate and
+ * discard the devices reach are the ones a VM runs; all of it is given
+ * back (gmem_discard) before each input. The disk is a 64 KiB memfd,
+ * zeroed for each input; the other devices of the registry (serial, debug
+ * port, power) are made too, as in a VM.
  *
  * Input:
  *   byte 0        bit 0: the disk is read-only; bit 1: the balloon
@@ -32,7 +35,9 @@
  * Checked besides the sanitizers, after every op: the status rules the
  * transport promises (DRIVER_OK only with FEATURES_OK, FEATURES_OK only
  * for features offered, VERSION_1 among them); a register read of a
- * fixed register gives its value.
+ * fixed register gives its value. After each input: guest memory's
+ * bookkeeping agrees with itself (each backed page's frame points back at
+ * it, the populated counts add up) whatever the balloon gave back.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -46,27 +51,51 @@
 #include "devices/device.h"
 #include "devices/virtio/virtio_balloon.h"
 #include "devices/virtio/virtio_mmio.h"
-#include "tests/devices/machine_double.h"
+#include "tests/fuzz/fake_vm.h"
+#include "vmm/memory/guest_mem.h"
 
 #define RAM_BYTES	(1ULL << 20)
 #define DISK_BYTES	(64 << 10)
 #define OP_BYTES	7
 
-static struct machine_double dbl;
-static struct machine *const m = &dbl.m;
+static struct vm vm;
+static struct machine *const m = &vm.mach;
 static char disk_path[64];
 static int disk_fd = -1;
 
 static void setup_once(void)
 {
-	struct machine_config cfg = { .disk = disk_path, .balloon = true };
-
-	if (machine_double_init(&dbl, RAM_BYTES, &cfg))
+	if (fake_vm_init(&vm, RAM_BYTES))
 		abort();
 	disk_fd = memfd_create("fuzz-disk", MFD_CLOEXEC);
 	if (disk_fd < 0)
 		abort();
 	snprintf(disk_path, sizeof(disk_path), "/proc/self/fd/%d", disk_fd);
+	m->cfg.disk = disk_path;
+	m->cfg.balloon = true;
+}
+
+/* Each backed guest page's frame says it backs that page; the counts add up. */
+static void check_memory(void)
+{
+	const struct vm_region *r = &vm.regions[0];
+	uint64_t backed = 0, counted = 0;
+
+	pthread_mutex_lock(&vm.mem_lock);
+	for (uint64_t idx = 0; idx < r->size >> 12; idx++) {
+		uint32_t frame = r->backing[idx];
+
+		if (frame == NIL_FRAME)
+			continue;
+		if (frame >= pool_frames(vm.pool) || vm.pool->gpa_of[frame] != (idx << 12) + 1)
+			abort();
+		backed++;
+	}
+	for (uint64_t range = 0; range <= (r->size >> 12) >> MM_PAGEBLOCK_ORDER; range++)
+		counted += r->populated[range];
+	pthread_mutex_unlock(&vm.mem_lock);
+	if (backed != counted || backed != vm_populated_pages(&vm))
+		abort();
 }
 
 static uint32_t le32(const uint8_t *p)
@@ -133,8 +162,8 @@ static void run_op(const uint8_t *op)
 		break;
 	case 3:
 		gpa = (uint64_t)(kind >> 3) << 16 | off;
-		if (gpa + 4 <= RAM_BYTES)
-			memcpy(dbl.ram + gpa, &val, 4);
+		if (gpa + 4 <= RAM_BYTES && machine_write_guest(m, gpa, &val, 4))
+			abort();	/* inside guest RAM: backed, or the pool is too small */
 		break;
 	case 4:
 		if (virtio_balloon_set_target(m, (uint64_t)val << 12))
@@ -146,7 +175,7 @@ static void run_op(const uint8_t *op)
 			abort();
 		break;
 	case 6:
-		dbl.stopping = val & 1;
+		__atomic_store_n(&vm.stopping, val & 1, __ATOMIC_RELEASE);
 		break;
 	case 7:
 		if (virtio_mmio_list(m, list, 4) != 2)
@@ -179,8 +208,8 @@ static void show(struct virtio_mmio_dev *blk, struct virtio_mmio_dev *balloon)
 			"stats %u; discards %llu, console %llu bytes\n",
 			(unsigned long long)b.inflated_pages, (unsigned long long)b.deflated_pages,
 			(unsigned long long)b.reported_bytes, (unsigned long long)b.bad_pfns,
-			b.nr_stats, (unsigned long long)dbl.log.discards,
-			(unsigned long long)dbl.log.console_bytes);
+			b.nr_stats, (unsigned long long)vm.discard.calls,
+			(unsigned long long)fake_vm_log.console_bytes);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -199,8 +228,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		image = size - 3;
 	if (image > RAM_BYTES)
 		image = RAM_BYTES;
-	machine_double_reset(&dbl);
-	memcpy(dbl.ram, data + 3, image);
+	fake_vm_reset(&vm);
+	if (machine_write_guest(m, 0, data + 3, image))
+		abort();
 	if (ftruncate(disk_fd, 0) || ftruncate(disk_fd, DISK_BYTES))
 		abort();
 	if (devices_init(m)) {
@@ -220,5 +250,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		show(blk, balloon);
 	devices_exit(m);
 	memset(&m->bus, 0, sizeof(m->bus));
+	check_memory();
 	return 0;
 }

@@ -76,13 +76,12 @@ static int add_memslot(struct vm *vm, unsigned int slot, struct vm_region *r)
 	return kvm_ioctl(vm->fd, KVM_SET_USER_MEMORY_REGION, &mr) < 0 ? -errno : 0;
 }
 
-int gmem_init(struct vm *vm, char *err, size_t errlen)
+int gmem_reserve(struct vm *vm, char *err, size_t errlen)
 {
 	layout_regions(vm);
 	for (unsigned int i = 0; i < vm->nr_regions; i++) {
 		struct vm_region *r = &vm->regions[i];
 		uint64_t pages = r->size >> MM_PAGE_SHIFT;
-		int ret;
 
 		/* no frame yet: a failure below must leave gmem_destroy nothing to free */
 		r->backing = malloc(pages * sizeof(*r->backing));
@@ -98,14 +97,21 @@ int gmem_init(struct vm *vm, char *err, size_t errlen)
 			return -ENOMEM;
 		}
 		madvise(r->hva, r->size, MADV_DONTFORK);
-		ret = add_memslot(vm, i, r);
-		if (ret) {
-			snprintf(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s",
-				 strerror(-ret));
-			return ret;
-		}
 	}
 	return 0;
+}
+
+int gmem_init(struct vm *vm, char *err, size_t errlen)
+{
+	int ret = gmem_reserve(vm, err, errlen);
+
+	for (unsigned int i = 0; !ret && i < vm->nr_regions; i++) {
+		ret = add_memslot(vm, i, &vm->regions[i]);
+		if (ret)
+			snprintf(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s",
+				 strerror(-ret));
+	}
+	return ret;
 }
 
 static struct vm_region *region_of_hva(struct vm *vm, uint64_t hva)

@@ -57,7 +57,14 @@ static inline uint64_t vm_populated_pages(struct vm *vm)
  */
 __must_check int gmem_discard(struct vm *vm, uint64_t gpa, uint64_t len);
 
+/* The windows and the bookkeeping of guest RAM, then its KVM memory slots. */
 __must_check int gmem_init(struct vm *vm, char *err, size_t errlen);
+/*
+ * gmem_init without the memory slots: guest memory of a VM without KVM,
+ * where every access goes through vm_guest_ptr or the fault thread
+ * (tests/fuzz/fake_vm.c fuzzes the devices over it).
+ */
+__must_check int gmem_reserve(struct vm *vm, char *err, size_t errlen);
 /* Unmaps the windows and returns every frame to the pool. */
 void gmem_destroy(struct vm *vm);
 __must_check int gmem_prefault(struct vm *vm, char *err, size_t errlen);
