@@ -169,6 +169,31 @@ def balloon_seed(reporting):
     return virtio_input(0 if reporting else 2, img, ops)
 
 
+def balloon_edge_seed():
+    """PFNs up to the end of guest RAM (1 MiB) and past it, a reported range
+    ending at it, then an inflate buffer that crosses it: the last breaks
+    the ring, and a bounds check off by a page lets the device reach past
+    guest RAM (the replay catches that, under ASan, in the real guest memory)."""
+    img, ops = Image(), Ops(1)
+    qbase = [0x400 + q * 0x100 for q in range(4)]
+    inflate = 0x800
+    pfns = [0xfd, 0xfe, 0xff, 0x100, 0xff]
+    img.put(inflate, struct.pack("<%dI" % len(pfns), *pfns))
+    img.desc(qbase[0], 0, inflate, 4 * len(pfns))
+    img.desc(qbase[0], 1, 0xff800, 0x1000)
+    img.avail(qbase[0] + 0x40, [0, 1])
+    img.desc(qbase[2], 0, 0xfe000, 0x2000, F_WRITE)
+    img.avail(qbase[2] + 0x40, [0])
+    ops.negotiate(1 << 32 | 1 << 5)
+    ops.queue(0, 4, qbase[0], qbase[0] + 0x40, qbase[0] + 0x80)
+    ops.queue(2, 4, qbase[2], qbase[2] + 0x40, qbase[2] + 0x80)
+    ops.w(STATUS, ACK | DRIVER | FEATURES_OK | DRIVER_OK)
+    ops.w(QNOTIFY, 2)
+    ops.w(QNOTIFY, 0)
+    ops.op(5, 0, 0)
+    return virtio_input(0, img, ops)
+
+
 # --- bzimage (a kernel file: bzImage by the x86 boot protocol, or PVH ELF) ---
 
 def bzimage_seed(setup_sects, payload, init_size, version=0x020f):
@@ -218,6 +243,7 @@ def main():
     write("virtio", "blk-readonly", blk_seed(True))
     write("virtio", "balloon", balloon_seed(True))
     write("virtio", "balloon-no-reporting", balloon_seed(False))
+    write("virtio", "balloon-edge-of-ram", balloon_edge_seed())
     write("bzimage", "bzimage-small", bzimage_seed(1, 4096, 0x100000))
     write("bzimage", "bzimage-setup4", bzimage_seed(0, 4096, 0x400000, 0x020c))
     write("bzimage", "pvh", pvh_seed())
