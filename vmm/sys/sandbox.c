@@ -237,20 +237,14 @@ static int allow_if(scmp_filter_ctx ctx, int nr, unsigned int arg, scmp_datum_t 
 
 /*
  * Signals only to this process: tgkill names the thread group, which the
- * filter compares with ours (pthread_kill and raise use it); tkill names a
- * bare thread id the filter cannot tell from another process's, so it is
- * not allowed, nor is kill or a queued signal to anyone else. The pid is
+ * filter compares with ours (pthread_kill and raise use it). tkill names
+ * a bare thread id the filter cannot tell from another process's, and
+ * kill and the queued signals are not needed: none is allowed. The pid is
  * the one the filter is built in: the VMM never forks under it.
  */
-static int allow_own_signals(scmp_filter_ctx ctx, pid_t self, bool process)
+static int allow_own_signals(scmp_filter_ctx ctx, pid_t self)
 {
-	int ret = allow_if(ctx, SCMP_SYS(tgkill), 0, (scmp_datum_t)self);
-
-	if (!ret && process)
-		ret = allow_if(ctx, SCMP_SYS(kill), 0, (scmp_datum_t)self);
-	if (!ret && process)
-		ret = allow_if(ctx, SCMP_SYS(rt_tgsigqueueinfo), 0, (scmp_datum_t)self);
-	return ret;
+	return allow_if(ctx, SCMP_SYS(tgkill), 0, (scmp_datum_t)self);
 }
 
 /*
@@ -356,7 +350,7 @@ static int add_rules(scmp_filter_ctx ctx, const struct filter_spec *f)
 	if (!ret && f->process)
 		ret = allow_ioctls(ctx, vmm_ioctls, ARRAY_LEN(vmm_ioctls));
 	if (!ret)
-		ret = allow_own_signals(ctx, self, f->process);
+		ret = allow_own_signals(ctx, self);
 	if (!ret && f->process)
 		ret = allow_own_scheduling(ctx, self);
 	if (!ret && f->process)
