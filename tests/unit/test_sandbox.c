@@ -126,6 +126,8 @@ static void test_allowed(void)
 	int st;
 
 	st = child_run(VMM, NULL, msg, sizeof(msg));
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fprintf(stderr, "\n  VMM: status %#x: %s", st, msg);
 	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	st = child_run(VCPU, NULL, msg, sizeof(msg));
 	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -158,6 +160,12 @@ static void test_vcpu_forbids(void)
  * a socket, a listening socket file, a file the sandbox allows and one
  * it does not.
  */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZER_TEST	1
+#else
+#define SANITIZER_TEST	0
+#endif
+
 struct target {
 	pid_t pid;
 	int pty;		/* a pty's slave, opened before the filter */
@@ -369,9 +377,14 @@ static void attack_all(enum which w)
 	for (size_t i = 0; i < sizeof(attacks) / sizeof(attacks[0]); i++) {
 		const char *says = w == VMM ? attacks[i].vmm_says : attacks[i].vcpu_says;
 		int st = attack_run(w, attacks[i].call, msg, sizeof(msg));
+		bool eacces = WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+			      strstr(msg, strerror(EACCES));
 		bool ok = says ? WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS && strstr(msg, says) :
-				 WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
-				 strstr(msg, strerror(EACCES));
+				 eacces;
+
+		/* a sanitizer build's lists open files (sandbox.c): Landlock answers */
+		if (SANITIZER_TEST && attacks[i].call == do_open_other)
+			ok |= eacces;
 
 		if (!ok || !target_untouched())
 			fprintf(stderr, "\n  %s, %s: status %#x, the target %s: %s",

@@ -86,7 +86,7 @@ static const int vmm_allowed[] = {
 	SCMP_SYS(madvise), SCMP_SYS(mremap), SCMP_SYS(brk), SCMP_SYS(mincore),
 	SCMP_SYS(msync), SCMP_SYS(futex), SCMP_SYS(set_robust_list),
 	SCMP_SYS(get_robust_list), SCMP_SYS(rseq), SCMP_SYS(sched_yield),
-	SCMP_SYS(nanosleep), SCMP_SYS(clock_nanosleep),
+	SCMP_SYS(sched_getaffinity), SCMP_SYS(nanosleep), SCMP_SYS(clock_nanosleep),
 	SCMP_SYS(clock_gettime), SCMP_SYS(clock_getres), SCMP_SYS(gettimeofday),
 	SCMP_SYS(time), SCMP_SYS(times), SCMP_SYS(rt_sigprocmask),
 	SCMP_SYS(rt_sigaction), SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigtimedwait),
@@ -254,11 +254,12 @@ static int allow_own_signals(scmp_filter_ctx ctx, pid_t self)
  * our own pid names the main thread. Another thread of ours by its tid is
  * not allowed: the filter cannot tell it from another process.
  * setpriority and getpriority: PRIO_PROCESS only, never a group or a user.
+ * sched_getaffinity reads any thread's CPU mask, nothing more: glibc's
+ * pthread_getattr_np asks it by thread id (the sanitizers' runtimes do).
  */
 static const int own_pid_calls[] = {
 	SCMP_SYS(sched_setscheduler), SCMP_SYS(sched_getscheduler), SCMP_SYS(sched_setparam),
-	SCMP_SYS(sched_getparam), SCMP_SYS(sched_setaffinity), SCMP_SYS(sched_getaffinity),
-	SCMP_SYS(prlimit64),
+	SCMP_SYS(sched_getparam), SCMP_SYS(sched_setaffinity), SCMP_SYS(prlimit64),
 };
 
 static int allow_own_scheduling(scmp_filter_ctx ctx, pid_t self)
