@@ -72,9 +72,10 @@ static const char run_usage[] =
 	"                           host (default 1000; 0: never)\n"
 	"  --pool-populate          take the whole pool at start and keep it\n"
 	"Sandbox:\n"
-	"  --no-seccomp             no syscall filters (for debugging); otherwise the\n"
-	"                           process and each vCPU thread run under seccomp\n"
-	"                           allow-lists, and a forbidden call ends the process\n"
+	"  --no-seccomp             no sandbox (for debugging); otherwise the process\n"
+	"                           and each vCPU thread run under seccomp allow-lists\n"
+	"                           (a forbidden call ends the process) and Landlock\n"
+	"                           keeps it to the VM's files\n"
 	"Every option and key: docs/running.md.\n";
 
 static int set_opt(struct vm_config *cfg, const char *key, const char *val)
