@@ -196,11 +196,16 @@ static int allow_all(scmp_filter_ctx ctx, const int *nr, size_t n)
  * comparison ignores what a caller leaves in the upper half. The vCPU
  * thread gets what a running VM needs (run, interrupts, registers for a
  * reset or a dump, memory slots and userfaultfd for the balloon); the VMM
- * also what creates a VM, the console's terminal requests (isatty,
- * raw mode, a pty's number and lock) and a block device's size. No
+ * also what creates a VM (a userfaultfd from /dev/userfaultfd too), the
+ * console's terminal requests (isatty, raw mode, a pty's number and lock)
+ * and a block device's size. No
  * terminal request that writes into another's input (TIOCSTI), sets a
  * controlling terminal or reaches the console driver passes.
  */
+#ifndef USERFAULTFD_IOC_NEW
+#define USERFAULTFD_IOC_NEW	_IO(0xAA, 0x00)	/* /dev/userfaultfd, Linux 6.1 */
+#endif
+
 static const unsigned long vcpu_ioctls[] = {
 	KVM_RUN, KVM_IRQ_LINE, KVM_GET_REGS, KVM_SET_REGS, KVM_GET_SREGS, KVM_SET_SREGS,
 	KVM_SET_MP_STATE, KVM_SET_USER_MEMORY_REGION,
@@ -212,6 +217,7 @@ static const unsigned long vmm_ioctls[] = {
 	KVM_GET_API_VERSION, KVM_CHECK_EXTENSION, KVM_GET_VCPU_MMAP_SIZE,
 	KVM_GET_SUPPORTED_CPUID, KVM_CREATE_VM, KVM_SET_TSS_ADDR, KVM_SET_IDENTITY_MAP_ADDR,
 	KVM_CREATE_IRQCHIP, KVM_CREATE_PIT2, KVM_CREATE_VCPU, KVM_SET_CPUID2, UFFDIO_API,
+	USERFAULTFD_IOC_NEW,
 	TCGETS, TCSETS, TCSETSW, TCSETSF, TIOCGPTN, TIOCSPTLCK, TIOCGWINSZ, FIONREAD,
 	BLKGETSIZE64,
 };
