@@ -100,9 +100,11 @@ VMM_SRCS   := vmm/memory/pool_own.c \
               cli/options.c \
               cli/cmd_frag.c \
               cli/cmd_host.c \
+              cli/sandbox.c \
               vmm/control/console_buf.c \
               vmm/control/console.c \
               vmm/sys/sandbox.c \
+              vmm/sys/landlock.c \
               vmm/sys/unix_socket.c
 
 # devices/ is a library of its own: it reaches the machine only through

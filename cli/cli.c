@@ -2,6 +2,7 @@
 /*
  * gpmm's sub-commands, as tables: a name, a handler, one line of help.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,16 +148,13 @@ static bool called_as_qemu(const char *argv0)
 	return !strncmp(base, "qemu-system-", 12) || !strncmp(base, "gpmm-qemu", 9);
 }
 
-static char fault_counts_path[4096];
+/* opened at start: the sandbox would not let the VMM create it at exit */
+static FILE *fault_counts;
 
 static void write_fault_counts(void)
 {
-	FILE *f = fopen(fault_counts_path, "w");
-
-	if (!f)
-		return;
-	mm_fault_print(f);
-	fclose(f);
+	mm_fault_print(fault_counts);
+	fclose(fault_counts);
 }
 
 /*
@@ -176,7 +174,12 @@ static int fault_from_env(void)
 		return -1;
 	}
 	if (counts) {
-		snprintf(fault_counts_path, sizeof(fault_counts_path), "%s", counts);
+		fault_counts = fopen(counts, "w");
+		if (!fault_counts) {
+			fprintf(stderr, "gpmm: GPMM_FAULT_COUNTS: %s: %s\n", counts,
+				strerror(errno));
+			return -1;
+		}
 		atexit(write_fault_counts);
 	}
 	return 0;

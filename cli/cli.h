@@ -43,9 +43,15 @@ int cli_open_pool(struct vm_config *cfg, enum host_pool_use use, const char *soc
 int cli_check_host(const char *who);
 struct daemon;
 /*
- * The VMM's seccomp filter, before the first VM starts (@off: --no-seccomp).
- * A kernel without it is said on stderr, with what the operator loses.
+ * The VMM's sandbox (cli/sandbox.c; @off: --no-seccomp or -sandbox off).
+ * The file system first, before the process's first thread: what VM @cfg
+ * needs, or a daemon's socket and metrics @paths (their directories) and
+ * the @dirs its VMs may write in. Then the seccomp lists, before the first
+ * VM starts. 0, or the reason said on stderr and the caller stops.
  */
-void cli_sandbox(struct daemon *d, bool off, const char *who);
+int cli_sandbox_fs_vm(const struct vm_config *cfg, bool off, const char *who);
+int cli_sandbox_fs_daemon(const char *const *paths, size_t n, const char *const *dirs,
+			  size_t nr_dirs, bool off, const char *who);
+int cli_sandbox(struct daemon *d, bool off, const char *who);
 
 #endif

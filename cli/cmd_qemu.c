@@ -177,6 +177,8 @@ static int run_qemu(struct qemu_cmdline *q)
 	if (write_pidfile(q->pidfile))
 		return 1;
 	size_own_pool(&q->cfg);
+	if (cli_sandbox_fs_vm(&q->cfg, q->no_seccomp, "gpmm"))
+		return 1;
 	ret = cli_open_pool(&q->cfg, HOST_POOL_AUTO, getenv("GPMM_POOL_SOCKET"), "gpmm", NULL, &pool);
 	if (ret) {
 		if (ret != -EHOSTDOWN)
@@ -185,8 +187,11 @@ static int run_qemu(struct qemu_cmdline *q)
 		return 1;
 	}
 	ret = daemon_init(&d, pool, NULL, err, sizeof(err));
-	if (!ret)
-		cli_sandbox(&d, q->no_seccomp, "gpmm");
+	if (!ret && cli_sandbox(&d, q->no_seccomp, "gpmm")) {
+		daemon_fini(&d);
+		pool_close(pool);
+		return 1;
+	}
 	if (!ret)
 		ret = daemon_add_vm(&d, &q->cfg, &opts, &v, err, sizeof(err));
 	if (ret) {

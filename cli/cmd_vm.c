@@ -72,9 +72,10 @@ static const char run_usage[] =
 	"                           host (default 1000; 0: never)\n"
 	"  --pool-populate          take the whole pool at start and keep it\n"
 	"Sandbox:\n"
-	"  --no-seccomp             no syscall filters (for debugging); otherwise the\n"
-	"                           process and each vCPU thread run under seccomp\n"
-	"                           allow-lists, and a forbidden call ends the process\n"
+	"  --no-seccomp             no sandbox (for debugging); otherwise the process\n"
+	"                           and each vCPU thread run under seccomp allow-lists\n"
+	"                           (a forbidden call ends the process) and Landlock\n"
+	"                           keeps it to the VM's files\n"
 	"Every option and key: docs/running.md.\n";
 
 static int set_opt(struct vm_config *cfg, const char *key, const char *val)
@@ -301,20 +302,6 @@ int cli_check_host(const char *who)
 	return 0;
 }
 
-void cli_sandbox(struct daemon *d, bool off, const char *who)
-{
-	char err[256];
-
-	if (off) {
-		fprintf(stderr, "%s: --no-seccomp: running without a syscall filter\n", who);
-		return;
-	}
-	d->sandboxed = !sandbox_enter_vmm(err, sizeof(err));
-	if (!d->sandboxed)
-		fprintf(stderr, "%s: %s: running without a syscall filter, so a guest that "
-			"breaks a device model gets every system call of this process\n", who, err);
-}
-
 static int run_foreground(struct vm_config *cfg)
 {
 	struct pool *pool;
@@ -327,6 +314,8 @@ static int run_foreground(struct vm_config *cfg)
 	if (!cfg->qmp_path[0])
 		snprintf(cfg->qmp_path, sizeof(cfg->qmp_path), "%s/%s.qmp",
 			 gpmm_run_dir(), cfg->name);
+	if (cli_sandbox_fs_vm(cfg, run_no_seccomp, "gpmm run"))
+		return 1;
 	ret = cli_open_pool(cfg, host_pool, host_pool_path, "gpmm run", "--own-pool", &pool);
 	if (ret == -EHOSTDOWN)
 		return 1;
@@ -337,8 +326,11 @@ static int run_foreground(struct vm_config *cfg)
 		return 2;
 	}
 	ret = daemon_init(&d, pool, NULL, err, sizeof(err));
-	if (!ret)
-		cli_sandbox(&d, run_no_seccomp, "gpmm run");
+	if (!ret && cli_sandbox(&d, run_no_seccomp, "gpmm run")) {
+		daemon_fini(&d);
+		pool_close(pool);
+		return 1;
+	}
 	if (!ret)
 		ret = daemon_add_vm(&d, cfg, &(struct dvm_opts){ .foreground = true,
 				    .qmp_listen_fd = -1, .console_log_fd = -1 }, NULL, err, sizeof(err));
@@ -486,7 +478,12 @@ static const char daemon_usage[] =
 	"  --pool-huge on|off, --pool-release-ms MS, --pool-populate\n"
 	"                           the pool's host memory, as for gpmm run (defaults\n"
 	"                           on, 1000, off)\n"
-	"  --no-seccomp             no syscall filter (for debugging)\n"
+	"  --allow DIR              VMs may write in DIR (disks, console files, QMP\n"
+	"                           sockets); the sandbox lets the daemon read files\n"
+	"                           anywhere but write only in its run directory, its\n"
+	"                           sockets' and metrics' directories and these\n"
+	"  --no-seccomp             no sandbox: no syscall filter, no file system\n"
+	"                           restriction (for debugging)\n"
 	"$GPMM_RUN_DIR defaults to /run/gpmm as root, else $XDG_RUNTIME_DIR/gpmm.\n";
 
 int cmd_daemon(int argc, char **argv)
@@ -502,9 +499,12 @@ int cmd_daemon(int argc, char **argv)
 		{ "pool-answer-ms", required_argument, NULL, 'A' },
 		{ "metrics", required_argument, NULL, 'M' },
 		{ "no-seccomp", no_argument, NULL, 'X' },
+		{ "allow", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
+	const char *allow_dirs[16];
+	size_t nr_allow = 0;
 	char pool_sock[108], metrics[PATH_MAX] = "";
 	unsigned long answer_ms = 0;
 	struct vm_config host;	/* parses the pool_* keys as gpmm run does */
@@ -535,6 +535,13 @@ int cmd_daemon(int argc, char **argv)
 		case 'S': snprintf(pool_sock, sizeof(pool_sock), "%s", optarg); break;
 		case 'M': snprintf(metrics, sizeof(metrics), "%s", optarg); break;
 		case 'X': no_seccomp = true; break;
+		case 'W':
+			if (nr_allow == sizeof(allow_dirs) / sizeof(allow_dirs[0])) {
+				fprintf(stderr, "gpmm daemon: at most 16 --allow directories\n");
+				return 2;
+			}
+			allow_dirs[nr_allow++] = optarg;
+			break;
 		case 'A':
 			answer_ms = strtoul(optarg, &end, 10);
 			if (*end || !answer_ms || answer_ms > 600000) {
@@ -560,6 +567,10 @@ int cmd_daemon(int argc, char **argv)
 		return 2;
 	}
 	host_caps_print_missing(stderr, "gpmm daemon: host: ");
+	if (cli_sandbox_fs_daemon((const char *const[]){ path, strcmp(pool_sock, "none") ?
+				  pool_sock : "", metrics }, 3, allow_dirs, nr_allow,
+				  no_seccomp, "gpmm daemon"))
+		return 1;
 	ret = pool_open_host(host.pool_bytes, grouping, &host.pool_host, &pool);
 	if (ret) {
 		fprintf(stderr, "gpmm daemon: cannot create the pool: %s\n", strerror(-ret));
@@ -580,7 +591,13 @@ int cmd_daemon(int argc, char **argv)
 		pool_close(pool);
 		return 1;
 	}
-	cli_sandbox(&d, no_seccomp, "gpmm daemon");
+	if (cli_sandbox(&d, no_seccomp, "gpmm daemon")) {
+		pool_service_stop(d.svc);
+		d.svc = NULL;
+		daemon_fini(&d);
+		pool_close(pool);
+		return 1;
+	}
 	d.verbose = true;
 	if (d.svc)
 		fprintf(stderr, "gpmm daemon: lending the pool to VM processes on %s\n", pool_sock);

@@ -27,7 +27,6 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "vmm/memory/guest_mem.h"
@@ -106,10 +105,11 @@ static void window_priority(uint64_t len, bool high)
 {
 	struct sched_param sp = { .sched_priority = high ? 1 : 0 };
 
+	/* 0: the calling thread, the only one the sandbox lets a thread name */
 	if (len > MM_PAGE_SIZE)
-		pthread_setschedparam(pthread_self(), high ? SCHED_FIFO : SCHED_OTHER, &sp);
+		sched_setscheduler(0, high ? SCHED_FIFO : SCHED_OTHER, &sp);
 	else
-		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), high ? -20 : 0);
+		setpriority(PRIO_PROCESS, 0, high ? -20 : 0);
 }
 
 /*

@@ -3,14 +3,24 @@
  * The VMM's syscall allow-lists. A guest that finds a bug in a device
  * model has the vCPU thread's privileges, so that thread gets the least:
  * I/O on descriptors it already holds, memory management, futexes,
- * signals to its own threads, and ioctls of the KVM and userfaultfd kinds
- * only. The rest of the process (QMP, console sockets, creating VMs later)
- * keeps what a VMM needs and loses what only an attacker wants: execve,
- * fork, ptrace, sockets other than AF_UNIX, mounts, module and kexec
- * loading, bpf, perf, and changes of credentials.
+ * signals to its own process, and the KVM and userfaultfd requests a
+ * running VM makes. The rest of the process (QMP, console sockets,
+ * creating VMs later) keeps what a VMM needs and loses what only an
+ * attacker wants: execve, fork, ptrace, sockets other than AF_UNIX
+ * streams, connect, mounts, module and kexec loading, bpf, perf, and
+ * changes of credentials.
  *
- * Both lists trap (SIGSYS) rather than kill outright, so the process can
- * say which call it was before it dies of the same signal.
+ * Nothing a list allows reaches another process: a call that names a
+ * process (signals, scheduling, resource limits) is allowed only on this
+ * one, its pid known when the filter is built; ioctls are allowed by exact
+ * request number, so no terminal request that injects input (TIOCSTI)
+ * passes; sockets cannot be connected (connect answers EACCES, which
+ * unix_listen's probe understands) and are streams, so no datagram
+ * reaches a socket by its name. What the process may open by path is
+ * Landlock's part (vmm/sys/landlock.c).
+ *
+ * A forbidden call traps (SIGSYS) rather than killing outright, so the
+ * process can say which call it was before it dies of the same signal.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,15 +31,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <linux/fs.h>
+#include <linux/kvm.h>
+#include <linux/userfaultfd.h>
+
 #include "vmm/sys/sandbox.h"
 
-#define KVMIO		0xAE	/* ioctl types: linux/kvm.h */
-#define UFFDIO		0xAA	/* linux/userfaultfd.h */
-#define TTYIO		0x54	/* 'T': terminals, ptys, FIONREAD */
-#define BLKIO		0x12	/* block device size */
 
 static const int vcpu_allowed[] = {
 	SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(readv), SCMP_SYS(writev),
@@ -43,8 +55,7 @@ static const int vcpu_allowed[] = {
 	SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mprotect), SCMP_SYS(madvise),
 	SCMP_SYS(mremap), SCMP_SYS(brk), SCMP_SYS(rt_sigprocmask),
 	SCMP_SYS(rt_sigaction), SCMP_SYS(rt_sigreturn), SCMP_SYS(sigaltstack),
-	SCMP_SYS(tgkill), SCMP_SYS(tkill), SCMP_SYS(getpid), SCMP_SYS(gettid),
-	SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(restart_syscall),
+	SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(restart_syscall),
 	SCMP_SYS(getrandom), SCMP_SYS(madvise), SCMP_SYS(rseq),
 };
 
@@ -59,8 +70,8 @@ static const int vmm_allowed[] = {
 	SCMP_SYS(faccessat), SCMP_SYS(faccessat2), SCMP_SYS(getdents64),
 	SCMP_SYS(readlink), SCMP_SYS(readlinkat), SCMP_SYS(getcwd),
 	SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rename), SCMP_SYS(renameat),
-	SCMP_SYS(renameat2), SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(chmod),
-	SCMP_SYS(fchmod), SCMP_SYS(fchmodat), SCMP_SYS(umask), SCMP_SYS(ftruncate),
+	SCMP_SYS(renameat2), SCMP_SYS(mkdir), SCMP_SYS(mkdirat),
+	SCMP_SYS(fchmod), SCMP_SYS(umask), SCMP_SYS(ftruncate),
 	SCMP_SYS(fallocate), SCMP_SYS(memfd_create), SCMP_SYS(userfaultfd),
 	SCMP_SYS(eventfd2), SCMP_SYS(pipe2), SCMP_SYS(dup), SCMP_SYS(dup2),
 	SCMP_SYS(dup3), SCMP_SYS(poll), SCMP_SYS(ppoll), SCMP_SYS(select),
@@ -68,7 +79,7 @@ static const int vmm_allowed[] = {
 	SCMP_SYS(epoll_wait), SCMP_SYS(epoll_pwait), SCMP_SYS(timerfd_create),
 	SCMP_SYS(timerfd_settime), SCMP_SYS(signalfd4),
 	SCMP_SYS(accept), SCMP_SYS(accept4), SCMP_SYS(bind), SCMP_SYS(listen),
-	SCMP_SYS(connect), SCMP_SYS(socketpair), SCMP_SYS(shutdown),
+	SCMP_SYS(shutdown),
 	SCMP_SYS(sendto), SCMP_SYS(sendmsg), SCMP_SYS(recvfrom), SCMP_SYS(recvmsg),
 	SCMP_SYS(getsockname), SCMP_SYS(getpeername), SCMP_SYS(setsockopt),
 	SCMP_SYS(getsockopt), SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mprotect),
@@ -79,14 +90,12 @@ static const int vmm_allowed[] = {
 	SCMP_SYS(clock_gettime), SCMP_SYS(clock_getres), SCMP_SYS(gettimeofday),
 	SCMP_SYS(time), SCMP_SYS(times), SCMP_SYS(rt_sigprocmask),
 	SCMP_SYS(rt_sigaction), SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigtimedwait),
-	SCMP_SYS(sigaltstack), SCMP_SYS(tgkill), SCMP_SYS(tkill), SCMP_SYS(getpid),
+	SCMP_SYS(sigaltstack), SCMP_SYS(getpid),
 	SCMP_SYS(gettid), SCMP_SYS(getppid), SCMP_SYS(getuid), SCMP_SYS(geteuid),
 	SCMP_SYS(getgid), SCMP_SYS(getegid), SCMP_SYS(getrandom), SCMP_SYS(uname),
-	SCMP_SYS(sysinfo), SCMP_SYS(prlimit64), SCMP_SYS(getrlimit), SCMP_SYS(prctl),
+	SCMP_SYS(sysinfo), SCMP_SYS(getrlimit), SCMP_SYS(prctl),
 	SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(restart_syscall),
-	SCMP_SYS(sched_setscheduler), SCMP_SYS(sched_getscheduler),
-	SCMP_SYS(sched_setparam), SCMP_SYS(sched_getparam), SCMP_SYS(setpriority),
-	SCMP_SYS(getpriority), SCMP_SYS(wait4),
+	SCMP_SYS(wait4),
 	SCMP_SYS(seccomp),	/* vCPU threads add their own filter */
 };
 
@@ -100,11 +109,11 @@ static const int vmm_allowed[] = {
 #define SANITIZER_BUILD 1
 static const int sanitizer_allowed[] = {
 	SCMP_SYS(open), SCMP_SYS(openat), SCMP_SYS(readlink), SCMP_SYS(readlinkat),
-	SCMP_SYS(getdents), SCMP_SYS(getdents64), SCMP_SYS(prctl), SCMP_SYS(sched_getaffinity),
+	SCMP_SYS(getdents), SCMP_SYS(getdents64), SCMP_SYS(prctl),
 	SCMP_SYS(ptrace), SCMP_SYS(wait4), SCMP_SYS(waitid), SCMP_SYS(clone),
 	SCMP_SYS(execve), SCMP_SYS(pipe2), SCMP_SYS(dup2), SCMP_SYS(getppid),
-	SCMP_SYS(kill), SCMP_SYS(mincore), SCMP_SYS(setrlimit), SCMP_SYS(prlimit64),
-	SCMP_SYS(getrlimit), SCMP_SYS(sched_yield), SCMP_SYS(getuid),
+	SCMP_SYS(mincore), SCMP_SYS(setrlimit), SCMP_SYS(getrlimit), SCMP_SYS(sched_yield),
+	SCMP_SYS(getuid),
 };
 #else
 #define SANITIZER_BUILD 0
@@ -182,17 +191,102 @@ static int allow_all(scmp_filter_ctx ctx, const int *nr, size_t n)
 	return 0;
 }
 
-/* ioctl by its type byte: KVM and userfaultfd always, the rest as given. */
-static int allow_ioctl_types(scmp_filter_ctx ctx, const unsigned int *types, size_t n)
+/*
+ * The ioctl requests gpmm makes, by number: a request is 32 bits, so the
+ * comparison ignores what a caller leaves in the upper half. The vCPU
+ * thread gets what a running VM needs (run, interrupts, registers for a
+ * reset or a dump, memory slots and userfaultfd for the balloon); the VMM
+ * also what creates a VM (a userfaultfd from /dev/userfaultfd too), the
+ * console's terminal requests (isatty, raw mode, a pty's number and lock)
+ * and a block device's size. No
+ * terminal request that writes into another's input (TIOCSTI), sets a
+ * controlling terminal or reaches the console driver passes.
+ */
+#ifndef USERFAULTFD_IOC_NEW
+#define USERFAULTFD_IOC_NEW	_IO(0xAA, 0x00)	/* /dev/userfaultfd, Linux 6.1 */
+#endif
+
+static const unsigned long vcpu_ioctls[] = {
+	KVM_RUN, KVM_IRQ_LINE, KVM_GET_REGS, KVM_SET_REGS, KVM_GET_SREGS, KVM_SET_SREGS,
+	KVM_SET_MP_STATE, KVM_SET_USER_MEMORY_REGION,
+	UFFDIO_REGISTER, UFFDIO_UNREGISTER, UFFDIO_WAKE, UFFDIO_ZEROPAGE, UFFDIO_COPY,
+	UFFDIO_WRITEPROTECT,
+};
+
+static const unsigned long vmm_ioctls[] = {
+	KVM_GET_API_VERSION, KVM_CHECK_EXTENSION, KVM_GET_VCPU_MMAP_SIZE,
+	KVM_GET_SUPPORTED_CPUID, KVM_CREATE_VM, KVM_SET_TSS_ADDR, KVM_SET_IDENTITY_MAP_ADDR,
+	KVM_CREATE_IRQCHIP, KVM_CREATE_PIT2, KVM_CREATE_VCPU, KVM_SET_CPUID2, UFFDIO_API,
+	USERFAULTFD_IOC_NEW,
+	TCGETS, TCSETS, TCSETSW, TCSETSF, TIOCGPTN, TIOCSPTLCK, TIOCGWINSZ, FIONREAD,
+	BLKGETSIZE64,
+};
+
+static int allow_ioctls(scmp_filter_ctx ctx, const unsigned long *req, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		int ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-					   SCMP_A1(SCMP_CMP_MASKED_EQ, 0xff00, types[i] << 8));
+					   SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, req[i]));
 
-		if (ret)
+		if (ret && ret != -EEXIST)
 			return ret;
 	}
 	return 0;
+}
+
+/* @nr when its argument @arg is @val. */
+static int allow_if(scmp_filter_ctx ctx, int nr, unsigned int arg, scmp_datum_t val)
+{
+	return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+				SCMP_CMP(arg, SCMP_CMP_EQ, val));
+}
+
+/*
+ * Signals only to this process: tgkill names the thread group, which the
+ * filter compares with ours (pthread_kill and raise use it). tkill names
+ * a bare thread id the filter cannot tell from another process's, and
+ * kill and the queued signals are not needed: none is allowed. The pid is
+ * the one the filter is built in: the VMM never forks under it.
+ */
+static int allow_own_signals(scmp_filter_ctx ctx, pid_t self)
+{
+	return allow_if(ctx, SCMP_SYS(tgkill), 0, (scmp_datum_t)self);
+}
+
+/*
+ * Scheduling and limits of this process only. 0 is the calling thread
+ * (sched_*, setpriority) or process (prlimit64), which is how gpmm raises a
+ * migration window's thread (page_move.c) and how glibc reads its limits;
+ * our own pid names the main thread. Another thread of ours by its tid is
+ * not allowed: the filter cannot tell it from another process.
+ * setpriority and getpriority: PRIO_PROCESS only, never a group or a user.
+ * sched_getaffinity reads any thread's CPU mask, nothing more: glibc's
+ * pthread_getattr_np asks it by thread id (the sanitizers' runtimes do).
+ */
+static const int own_pid_calls[] = {
+	SCMP_SYS(sched_setscheduler), SCMP_SYS(sched_getscheduler), SCMP_SYS(sched_setparam),
+	SCMP_SYS(sched_getparam), SCMP_SYS(sched_setaffinity), SCMP_SYS(prlimit64),
+};
+
+static int allow_own_scheduling(scmp_filter_ctx ctx, pid_t self)
+{
+	static const int prio[] = { SCMP_SYS(setpriority), SCMP_SYS(getpriority) };
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < sizeof(own_pid_calls) / sizeof(own_pid_calls[0]); i++) {
+		ret = allow_if(ctx, own_pid_calls[i], 0, 0);
+		if (!ret)
+			ret = allow_if(ctx, own_pid_calls[i], 0, (scmp_datum_t)self);
+	}
+	for (size_t i = 0; !ret && i < 2; i++) {
+		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, prio[i], 2,
+				       SCMP_A0(SCMP_CMP_EQ, PRIO_PROCESS), SCMP_A1(SCMP_CMP_EQ, 0));
+		if (!ret)
+			ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, prio[i], 2,
+					       SCMP_A0(SCMP_CMP_EQ, PRIO_PROCESS),
+					       SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)self));
+	}
+	return ret;
 }
 
 /*
@@ -210,10 +304,29 @@ static int allow_threads(scmp_filter_ctx ctx)
 				SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
 }
 
+/*
+ * AF_UNIX streams and packet sockets: a datagram socket could send to any
+ * socket file by its name. connect answers EACCES: every socket the VMM
+ * talks on is connected before the filter (the pool service) or accepted
+ * from its own listening sockets, so a connect can only be an attempt on
+ * another process's socket (a daemon's, D-Bus) or unix_listen asking
+ * whether a socket file is still in use, which copes.
+ */
 static int allow_unix_sockets(scmp_filter_ctx ctx)
 {
-	return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
-				SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
+	static const int types[] = { SOCK_STREAM, SOCK_SEQPACKET };
+	int ret = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(connect), 0);
+
+	for (size_t i = 0; !ret && i < 2; i++) {
+		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 2,
+				       SCMP_A0(SCMP_CMP_EQ, AF_UNIX),
+				       SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, types[i]));
+		if (!ret)
+			ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socketpair), 2,
+					       SCMP_A0(SCMP_CMP_EQ, AF_UNIX),
+					       SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, types[i]));
+	}
+	return ret;
 }
 
 #define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
@@ -222,31 +335,31 @@ struct filter_spec {
 	const char *role;		/* who, in the SIGSYS message */
 	const int *allowed;
 	size_t nr_allowed;
-	const unsigned int *ioctl_types;
-	size_t nr_ioctl_types;
-	bool process;			/* every thread; sockets and threads too */
+	bool process;			/* every thread; sockets, threads, creation */
 };
-
-static const unsigned int vmm_ioctls[] = { KVMIO, UFFDIO, TTYIO, BLKIO };
-static const unsigned int vcpu_ioctls[] = { KVMIO, UFFDIO };
 
 static const struct filter_spec vmm_filter = {
 	.role = "VMM", .allowed = vmm_allowed, .nr_allowed = ARRAY_LEN(vmm_allowed),
-	.ioctl_types = vmm_ioctls, .nr_ioctl_types = ARRAY_LEN(vmm_ioctls),
 	.process = true,
 };
 
 static const struct filter_spec vcpu_filter = {
 	.role = "vCPU thread", .allowed = vcpu_allowed, .nr_allowed = ARRAY_LEN(vcpu_allowed),
-	.ioctl_types = vcpu_ioctls, .nr_ioctl_types = ARRAY_LEN(vcpu_ioctls),
 };
 
 static int add_rules(scmp_filter_ctx ctx, const struct filter_spec *f)
 {
+	pid_t self = getpid();
 	int ret = allow_all(ctx, f->allowed, f->nr_allowed);
 
 	if (!ret)
-		ret = allow_ioctl_types(ctx, f->ioctl_types, f->nr_ioctl_types);
+		ret = allow_ioctls(ctx, vcpu_ioctls, ARRAY_LEN(vcpu_ioctls));
+	if (!ret && f->process)
+		ret = allow_ioctls(ctx, vmm_ioctls, ARRAY_LEN(vmm_ioctls));
+	if (!ret)
+		ret = allow_own_signals(ctx, self);
+	if (!ret && f->process)
+		ret = allow_own_scheduling(ctx, self);
 	if (!ret && f->process)
 		ret = allow_unix_sockets(ctx);
 #if SANITIZER_BUILD

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Putting a VMM process in its sandbox (vmm/sys/sandbox.h), as gpmm run,
+ * gpmm daemon and gpmm-qemu do: the file system first, before the first
+ * thread, with the paths the process will still need; the seccomp lists
+ * once the process is set up. Either failing stops the VMM with the
+ * reason (fail closed), unless --no-seccomp / -sandbox off drops both.
+ * A kernel without Landlock is the one exception, said loudly: seccomp
+ * alone still keeps the process from other processes' signals, scheduling,
+ * terminals and sockets, but not from their files.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "vmm/control/daemon.h"
+#include "vmm/control/qmp_client.h"
+#include "vmm/core/vm.h"
+#include "vmm/sys/sandbox.h"
+
+#define RW	(SANDBOX_FS_READ | SANDBOX_FS_WRITE)
+#define RWC	(SANDBOX_FS_READ | SANDBOX_FS_WRITE | SANDBOX_FS_CREATE)
+
+/* The directory @path is in, for a socket or file made and removed there. */
+static int allow_parent(const char *path, unsigned int how, char *err, size_t errlen)
+{
+	char dir[PATH_MAX];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return sandbox_fs_allow(".", how, err, errlen);
+	if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	return sandbox_fs_allow(dir, how, err, errlen);
+}
+
+/*
+ * A console file is made now, so that the rule can name the file rather
+ * than let the VMM create files in its directory.
+ */
+static int allow_console(const char *spec, char *err, size_t errlen)
+{
+	int fd;
+
+	if (!strncmp(spec, "socket:", 7))
+		return allow_parent(spec + 7, RWC, err, errlen);
+	if (strncmp(spec, "file:", 5))
+		return 0;
+	fd = open(spec + 5, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0600);
+	if (fd >= 0)
+		close(fd);
+	return sandbox_fs_allow(spec + 5, SANDBOX_FS_WRITE, err, errlen);
+}
+
+static int allow_vm(const struct vm_config *cfg, char *err, size_t errlen)
+{
+	int ret = sandbox_fs_allow(gpmm_run_dir(), RWC, err, errlen);
+
+	if (!ret)
+		ret = sandbox_fs_allow(cfg->kernel, SANDBOX_FS_READ, err, errlen);
+	if (!ret && cfg->initrd[0])
+		ret = sandbox_fs_allow(cfg->initrd, SANDBOX_FS_READ, err, errlen);
+	if (!ret && cfg->disk[0])
+		ret = sandbox_fs_allow(cfg->disk, cfg->disk_readonly ? SANDBOX_FS_READ : RW,
+				       err, errlen);
+	if (!ret && cfg->qmp_path[0])
+		ret = allow_parent(cfg->qmp_path, RWC, err, errlen);
+	if (!ret)
+		ret = allow_console(cfg->console, err, errlen);
+	return ret;
+}
+
+/*
+ * Enter the restriction, or stop. Without Landlock in the kernel the VMM
+ * runs with seccomp only, and says what that leaves open.
+ */
+static int enter_fs(bool off, int ret, const char *who, char *err, size_t errlen)
+{
+	if (off)
+		return 0;
+	if (!ret)
+		ret = sandbox_fs_enter(err, errlen);
+	if (ret == -EOPNOTSUPP) {
+		fprintf(stderr, "%s: WARNING: %s: the file system is not restricted, so a guest "
+			"that breaks a device model can open every file this user may (another "
+			"process's /proc/PID/mem included); seccomp still applies\n", who, err);
+		return 0;
+	}
+	if (ret)
+		fprintf(stderr, "%s: sandbox: %s (--no-seccomp runs without the sandbox)\n",
+			who, err);
+	return ret;
+}
+
+int cli_sandbox_fs_vm(const struct vm_config *cfg, bool off, const char *who)
+{
+	char err[PATH_MAX + 128];
+
+	return enter_fs(off, off ? 0 : allow_vm(cfg, err, sizeof(err)), who, err, sizeof(err));
+}
+
+/*
+ * A daemon makes VMs later from paths its clients name: it may read
+ * everything but the kernel's views of processes and devices (/proc, /sys,
+ * /dev, /run, whose sockets it may not connect to anyway), and write only
+ * where its sockets and metrics live, its run directory and the
+ * directories the operator gave with --allow.
+ */
+static int allow_daemon_reads(char *err, size_t errlen)
+{
+	static const char *const skip[] = { ".", "..", "proc", "sys", "dev", "run" };
+	DIR *d = opendir("/");
+	struct dirent *e;
+	int ret = 0;
+
+	if (!d)
+		return 0;
+	while (!ret && (e = readdir(d))) {
+		char path[NAME_MAX + 2];
+		bool skipped = false;
+
+		for (size_t i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
+			skipped |= !strcmp(e->d_name, skip[i]);
+		if (skipped)
+			continue;
+		snprintf(path, sizeof(path), "/%s", e->d_name);
+		ret = sandbox_fs_allow(path, SANDBOX_FS_READ, err, errlen);
+	}
+	closedir(d);
+	return ret;
+}
+
+int cli_sandbox_fs_daemon(const char *const *paths, size_t n, const char *const *dirs,
+			  size_t nr_dirs, bool off, const char *who)
+{
+	char err[PATH_MAX + 128];
+	int ret = 0;
+
+	if (!off) {
+		ret = allow_daemon_reads(err, sizeof(err));
+		if (!ret)
+			ret = sandbox_fs_allow(gpmm_run_dir(), RWC, err, sizeof(err));
+		for (size_t i = 0; !ret && i < n; i++)
+			if (paths[i][0])
+				ret = allow_parent(paths[i], RWC, err, sizeof(err));
+		for (size_t i = 0; !ret && i < nr_dirs; i++)
+			ret = sandbox_fs_allow(dirs[i], RWC, err, sizeof(err));
+	}
+	return enter_fs(off, ret, who, err, sizeof(err));
+}
+
+int cli_sandbox(struct daemon *d, bool off, const char *who)
+{
+	char err[256];
+
+	if (off) {
+		fprintf(stderr, "%s: --no-seccomp: running without a syscall filter or a file system "
+			"restriction\n", who);
+		return 0;
+	}
+	if (sandbox_enter_vmm(err, sizeof(err))) {
+		fprintf(stderr, "%s: %s: stopping (--no-seccomp runs without the sandbox)\n",
+			who, err);
+		return -1;
+	}
+	d->sandboxed = true;
+	return 0;
+}
