@@ -299,26 +299,29 @@ static uint64_t resident_pages(uint8_t *p, uint64_t len)
  */
 static uint64_t pool_prepared_bytes(struct vm *vm)
 {
+	uint64_t nr_pb = (pool_frames(vm->pool) >> MM_PAGEBLOCK_ORDER) + 1, blocks = 0;
 	struct vm_region *r = &vm->regions[0];
-	uint64_t last = UINT64_MAX, blocks = 0;
+	uint8_t *seen = calloc(nr_pb, 1);
 	struct stat st;
 	uint64_t host;
 
-	if (fstat(vm->pool->fd, &st))
+	if (!seen || fstat(vm->pool->fd, &st)) {
+		free(seen);
 		return UINT64_MAX;
+	}
 	host = (uint64_t)st.st_blocks * 512;
 	pthread_mutex_lock(&vm->mem_lock);
-	/* a VM's boot pages come in order from few blocks: count changes of block */
 	for (uint64_t idx = 0; vm->cfg.ram == VM_RAM_POOL && idx < r->size >> MM_PAGE_SHIFT;
 	     idx++) {
 		uint64_t pb = (uint64_t)r->backing[idx] >> MM_PAGEBLOCK_ORDER;
 
-		if (r->backing[idx] != NIL_FRAME && pb != last) {
+		if (r->backing[idx] != NIL_FRAME && pb < nr_pb && !seen[pb]) {
+			seen[pb] = 1;
 			blocks++;
-			last = pb;
 		}
 	}
 	pthread_mutex_unlock(&vm->mem_lock);
+	free(seen);
 	return host > (blocks << MM_PAGEBLOCK_SHIFT) ? host - (blocks << MM_PAGEBLOCK_SHIFT) : 0;
 }
 
