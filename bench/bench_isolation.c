@@ -336,6 +336,19 @@ static void series_compare(const struct iso_series *a, const struct iso_series *
 		   200 * sqrt(sa * sa / a->n + sb * sb / b->n) / mb : -1;
 }
 
+/*
+ * The baseline moved: the victim alone before the neighbours and after
+ * them differ by more than two standard errors. Then whatever else
+ * differs may be the machine, not the neighbours.
+ */
+static bool machine_drifted(const struct iso_series *gone, const struct iso_series *alone)
+{
+	double d, u;
+
+	series_compare(gone, alone, &d, &u);
+	return u >= 0 && fabs(d) > u;
+}
+
 /* The neighbours' threads to @nice; false if either could not be set. */
 static bool renice_neighbours(struct iso_env *e, int nice)
 {
@@ -520,6 +533,10 @@ int cmd_bench_isolation(int argc, char **argv)
 		    &ser[IC_ALONE]);
 	print_claim("neighbours at nice 19", &ser[IC_NICE], "the victim without neighbours "
 		    "(alone and gone)", &without);
+	if (machine_drifted(&ser[IC_GONE], &ser[IC_ALONE]))
+		printf("  the victim's rate without neighbours changed beyond its spread between "
+		       "before and after:\n  the machine's load moved during the run, so no "
+		       "cost of the neighbours can be told from this run\n");
 	ret = alone > 0 && ser[IC_NICE].n && series_mean(&ser[IC_NICE]) >= 0.8 * alone ? 0 : 3;
 	printf("  goal: mean >= 80%% of alone with the neighbours running (at nice 19): %s\n",
 	       ret ? "MISSED" : "met");
