@@ -101,4 +101,15 @@
 #define GPMM_FOLLOW_FLOOR	(8ULL << 20)
 #define GPMM_FOLLOW_TOUCHED	(16ULL << 20)
 
+/*
+ * firsttouch: vCPU 0 outs GPMM_CHECKPOINT_FIRSTTOUCH (the host looks at
+ * the state the clock starts from), reads the TSC, writes one word in each
+ * 4 KiB page of [GPMM_FIRSTTOUCH_BASE, RAM), reads the TSC again and
+ * prints "firsttouch: N pages C cycles". What it times is the first touch
+ * as the guest sees it: whatever backs the RAM, every trap, allocation,
+ * zeroing and mapping on the way is inside C.
+ */
+#define GPMM_CHECKPOINT_FIRSTTOUCH	2
+#define GPMM_FIRSTTOUCH_BASE	0x200000ULL
+
 #endif

@@ -612,6 +612,78 @@ static void test_control_verbs(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "no VM named 'verbs' runs here"));
 }
 
+/*
+ * `gpmm bench fault` sets gpmm's first touch beside the kernel's: a
+ * comparison only when every side times the same interval from the same
+ * start. Each side must name the one interval the bench measures, and
+ * have had none of its timed pages resident and none of its pool's host
+ * memory prepared (populated, made huge) beyond the guest's boot blocks
+ * when the guest started its clock. Structure only, never speed.
+ */
+static void test_bench_fault_like_for_like(void)
+{
+	const char *interval, *key, *json;
+	json_t *o, *sides, *side;
+
+	CU_ASSERT_EQUAL_FATAL(sh(out, sizeof(out), "%s bench fault --ram 8M --runs 1 --json "
+				 "--guests %s 2>&1", gpmm_bin(), guest_file(".")), 0);
+	json = strchr(out, '{');
+	o = json ? json_loads(json, JSON_DISABLE_EOF_CHECK, NULL) : NULL;
+	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+	interval = json_string_value(json_object_get(o, "interval"));
+	sides = json_object_get(o, "sides");
+	CU_ASSERT_PTR_NOT_NULL(interval);
+	CU_ASSERT_PTR_NOT_NULL(json_object_get(sides, "kernel_thp"));
+	CU_ASSERT_PTR_NOT_NULL(json_object_get(sides, "gpmm_huge"));
+	CU_ASSERT_PTR_NOT_NULL(json_object_get(sides, "gpmm_4k"));
+	json_object_foreach(sides, key, side) {
+		const char *its = json_string_value(json_object_get(side, "interval"));
+
+		CU_ASSERT_STRING_EQUAL(its ? its : "(none)", interval ? interval : "");
+		/* one write per 4 KiB page of [2 MiB, 8 MiB) */
+		CU_ASSERT_EQUAL(json_integer_value(json_object_get(side, "pages")), 6 * 256);
+		CU_ASSERT_EQUAL(json_integer_value(json_object_get(side,
+							"resident_pages_at_start")), 0);
+		CU_ASSERT_EQUAL(json_integer_value(json_object_get(side,
+							"pool_prepared_bytes_at_start")), 0);
+		CU_ASSERT(json_real_value(json_object_get(side, "guest_us_per_page")) > 0);
+	}
+	json_decref(o);
+}
+
+/* The count of windows on @name's row of `bench isolation`'s table; -1 if none. */
+static int isolation_windows(const char *text, const char *name)
+{
+	char row[128];
+	const char *p;
+	int n;
+
+	snprintf(row, sizeof(row), "\n  %s ", name);
+	p = strstr(text, row);
+	return p && sscanf(p + strlen(row), "%d", &n) == 1 ? n : -1;
+}
+
+/*
+ * `gpmm bench isolation` makes a claim about a neighbour's cost: it must
+ * rest on repeated windows per condition and say the spread it allows,
+ * not one reading each. Structure only: whatever the rates, every
+ * condition has its windows, and the claim carries a +- from them. The
+ * goal line may say MISSED (status 3) on a busy machine.
+ */
+static void test_bench_isolation_spread(void)
+{
+	int ret = sh(out, sizeof(out), "%s bench isolation --no-linux --windows 2 --window 1 "
+		     "--guests %s 2>&1", gpmm_bin(), guest_file("."));
+
+	CU_ASSERT(ret == 0 || ret == 3);
+	CU_ASSERT_EQUAL(isolation_windows(out, "alone"), 2);
+	CU_ASSERT_EQUAL(isolation_windows(out, "the same, neighbours at nice 19"), 2);
+	CU_ASSERT_EQUAL(isolation_windows(out, "beside hammer, equal priority"), 2);
+	CU_ASSERT_EQUAL(isolation_windows(out, "neighbours gone"), 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "neighbours at nice 19: "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "2 standard errors, 2 and 4 windows"));
+}
+
 int register_cli_suite(void)
 {
 	static const struct suite_test tests[] = {
@@ -631,6 +703,8 @@ int register_cli_suite(void)
 		{ "vm.max_map_count: warned near it, once", test_map_count_warning },
 		{ "host-check: agrees with the host", test_host_check },
 		{ "control verbs", test_control_verbs },
+		{ "bench fault: like for like", test_bench_fault_like_for_like },
+		{ "bench isolation: windows and their spread", test_bench_isolation_spread },
 	};
 	return SUITE("cli", tests);
 }

@@ -29,6 +29,16 @@ uint64_t vm_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+long vm_guest_tsc_khz(struct vm *vm)
+{
+	long khz;
+
+	if (!vm->vcpus || !vm->nr_vcpus || vm->vcpus[0].fd < 0)
+		return -ENODEV;
+	khz = kvm_ioctl(vm->vcpus[0].fd, KVM_GET_TSC_KHZ, 0);
+	return khz > 0 ? khz : -errno;
+}
+
 static const char *const state_names[] = {
 	[VM_CREATED] = "prelaunch",
 	[VM_RUNNING] = "running",

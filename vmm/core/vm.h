@@ -79,6 +79,21 @@ enum vm_fault_policy {
 	VM_FAULT_4K,
 };
 
+/*
+ * What guest RAM is: pool frames, backed on first touch through
+ * userfaultfd (what gpmm is), or the host kernel's own anonymous memory,
+ * with THP or with 4 KiB pages: no pool frame, no userfaultfd, the kernel
+ * backs each first touch itself. The anonymous kinds are the baseline
+ * `gpmm bench fault` measures gpmm against, the same guest run the same
+ * way; nothing moves, gives back or reports such RAM, so they go without
+ * balloon and prefault.
+ */
+enum vm_ram_backing {
+	VM_RAM_POOL,
+	VM_RAM_ANON_THP,
+	VM_RAM_ANON_4K,
+};
+
 struct vm_config {
 	char name[VM_NAME_MAX];
 	uint64_t ram_bytes;
@@ -95,6 +110,7 @@ struct vm_config {
 	struct pool_host pool_host;	/* and what that pool does with host memory */
 	enum vm_fault_policy fault;	/* what a first touch of a 2 MiB range gets */
 	bool prefault;
+	enum vm_ram_backing ram;	/* VM_RAM_POOL but in benchmarks */
 	char qmp_path[108];	/* sun_path */
 	/* 2 MiB assembly policy */
 	bool huge;		/* assemble at all (default yes) */
@@ -290,6 +306,12 @@ void vm_guest_power(struct vm *vm, bool reboot);
 __must_check int vm_irq_line(struct vm *vm, unsigned int gsi, bool level);
 
 uint64_t vm_now_ns(void);
+/*
+ * The rate of the guest's TSC in kHz (KVM_GET_TSC_KHZ on its first vCPU),
+ * for turning a time the guest took itself into seconds; -errno when KVM
+ * cannot say.
+ */
+__must_check long vm_guest_tsc_khz(struct vm *vm);
 
 /* The VM whose devices see @m (vm->mach). */
 static inline struct vm *vm_of_machine(struct machine *m)

@@ -50,6 +50,11 @@ static int check_config(const struct vm_config *cfg, struct pool *pool,
 		snprintf(err, errlen, "no kernel given");
 		return -EINVAL;
 	}
+	if (cfg->ram != VM_RAM_POOL && (cfg->prefault || cfg->balloon)) {
+		snprintf(err, errlen, "RAM of the kernel's anonymous memory takes neither "
+			 "prefault nor a balloon");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -131,7 +136,7 @@ int vm_create(const struct vm_config *cfg, struct pool *pool,
 		ret = create_kvm_vm(vm, err, errlen);
 	if (!ret)
 		ret = gmem_init(vm, err, errlen);
-	if (!ret)
+	if (!ret && cfg->ram == VM_RAM_POOL)
 		ret = gmem_uffd_start(vm, err, errlen);
 	if (!ret && cfg->prefault)
 		ret = gmem_prefault(vm, err, errlen);

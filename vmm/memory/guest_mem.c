@@ -97,6 +97,9 @@ int gmem_reserve(struct vm *vm, char *err, size_t errlen)
 			return -ENOMEM;
 		}
 		madvise(r->hva, r->size, MADV_DONTFORK);
+		if (vm->cfg.ram != VM_RAM_POOL)
+			madvise(r->hva, r->size, vm->cfg.ram == VM_RAM_ANON_THP ?
+				MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 	}
 	return 0;
 }
@@ -307,6 +310,9 @@ void *vm_guest_ptr(struct vm *vm, uint64_t gpa, uint64_t len)
 
 	if (!r)
 		return NULL;
+	/* the kernel's anonymous memory: it backs whatever is touched */
+	if (vm->cfg.ram != VM_RAM_POOL)
+		return r->hva + (gpa - r->gpa);
 	first = (gpa - r->gpa) >> MM_PAGE_SHIFT;
 	last = (gpa - r->gpa + (len ? len - 1 : 0)) >> MM_PAGE_SHIFT;
 	for (uint64_t idx = first; idx <= last; idx++)
@@ -786,6 +792,8 @@ int gmem_discard(struct vm *vm, uint64_t gpa, uint64_t len)
 		__atomic_add_fetch(&vm->discard.failed, 1, __ATOMIC_RELAXED);
 		return -EINVAL;
 	}
+	if (vm->cfg.ram != VM_RAM_POOL)
+		return -EOPNOTSUPP;
 	idx = (gpa - r->gpa) >> MM_PAGE_SHIFT;
 	end = idx + (len >> MM_PAGE_SHIFT);
 	pthread_mutex_lock(&vm->mem_lock);
