@@ -311,7 +311,7 @@ static void test_quota_and_admission(void)
 	struct svc_fixture f;
 	struct pool_client_info ia, ib;
 	struct pool_client *a, *b, *c;
-	uint32_t frames[1024];
+	uint32_t frames[1024], a_frame;
 	uint64_t got = 0;
 	char err[256];
 	long n;
@@ -325,13 +325,18 @@ static void test_quota_and_admission(void)
 	CU_ASSERT_EQUAL(n, -EDQUOT);
 	CU_ASSERT(got <= ia.quota);
 	CU_ASSERT_EQUAL(mm_owner_pages(f.pool->mm, ia.owner), got);
+	CU_ASSERT_FATAL(got > 0);
+	a_frame = frames[0];	/* a refused request leaves frames[] as it was */
 	/* another VM still gets its frames */
 	b = connect_client(&f, "other", 16 << 20, &ib);
 	CU_ASSERT_FATAL(b != NULL);
 	CU_ASSERT_EQUAL(pool_client_alloc(b, 0, 1024, POOL_ALLOC_NOWAIT, frames, NULL), 1024);
-	/* and may not give back frames that are not its own */
-	CU_ASSERT(pool_client_free(b, 0, MM_PAGEBLOCK_ORDER) != 0 ||
-		  mm_owner_pages(f.pool->mm, ia.owner) == got);
+	/*
+	 * and may not give back a frame of another VM's: the service refuses
+	 * it, the client says so and counts it, the frame stays its owner's
+	 */
+	CU_ASSERT_EQUAL(pool_client_free(b, a_frame, MM_PAGEBLOCK_ORDER), -EINVAL);
+	CU_ASSERT_EQUAL(pool_client_refused(b), 1);
 	CU_ASSERT_EQUAL(mm_owner_pages(f.pool->mm, ia.owner), got);
 	/* more RAM than the pool has left to lend: refused, with the reason */
 	CU_ASSERT(pool_client_connect(f.path, "big", 48 << 20, &c, &ib, err, sizeof(err)) < 0);
