@@ -6,9 +6,10 @@
  * may wait for compaction calling back into this very process. A third
  * socket carries the service's requests, answered by cb_thread.
  *
- * Lock order: chan.lock, then cache_lock (a leaf); ops_lock is read-held
- * by cb_thread around an owner callback (which takes mem_lock), and
- * write-held only to change the operations.
+ * Locks (vm.h's list): chan.lock and cache_lock are leaves, never held
+ * together, and taken under the VM's mem_lock (a fault's refill, a free);
+ * ops_lock is read-held by cb_thread around an owner callback (which takes
+ * mem_lock), and write-held only to change the operations.
  */
 #define _GNU_SOURCE
 #include <errno.h>
