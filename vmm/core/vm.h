@@ -192,8 +192,8 @@ struct vm_discard_stats {
 	uint64_t bytes;		/* frames returned to the pool, in bytes */
 	uint64_t blocks;	/* of those, whole 2 MiB blocks freed at once */
 	uint64_t failed;	/* discards refused or cut short (not whole pages, pinned, no mapping) */
-	uint64_t strays;	/* pages touched while being given back, taken into the pool */
-	uint64_t strays_dropped; /* such pages dropped: the pool had no frame for them */
+	uint64_t strays;	/* pages written while being given back, taken into the pool */
+	uint64_t strays_dropped; /* such pages dropped: reading zero, or no frame for them */
 };
 
 struct vcpu;
