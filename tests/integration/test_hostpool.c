@@ -113,6 +113,14 @@ static bool frames_add_up(struct hp_env *e, json_int_t frag_frames, unsigned int
 		if (!r)
 			continue;
 		free_frames = num(json_object_get(r, "host"), "free_bytes") / 4096;
+		/* the tenant, listed apart from the VMs */
+		json_array_foreach(json_object_get(r, "tenants"), i, v) {
+			json_t *p = json_object_get(v, "process");
+
+			owned += num(p, "frames_owned");
+			procs++;
+			agree += num(p, "frames_owned") == frag_frames;
+		}
 		json_array_foreach(json_object_get(r, "vms"), i, v) {
 			json_t *p = json_object_get(v, "process");
 			const char *name = json_string_value(json_object_get(v, "name"));
@@ -120,10 +128,6 @@ static bool frames_add_up(struct hp_env *e, json_int_t frag_frames, unsigned int
 
 			owned += num(p, "frames_owned");
 			procs++;
-			if (!strcmp(name, "fragmenting-tenant")) {
-				agree += num(p, "frames_owned") == frag_frames;
-				continue;
-			}
 			/* the VM's own account, asked of its process */
 			own = frag_json(name);
 			agree += num(p, "frames_owned") ==
