@@ -173,7 +173,8 @@ int cmd_fragmenting_tenant(int argc, char **argv)
 	order = (unsigned int)__builtin_ctzll(one_in);
 	/* its RAM, for the service's admission: what it holds, in whole 2 MiB */
 	if (pool_client_connect(path, "fragmenting-tenant", (spread / one_in + MM_PAGEBLOCK_SIZE - 1) &
-				~(uint64_t)(MM_PAGEBLOCK_SIZE - 1), &c, &info, err, sizeof(err))) {
+				~(uint64_t)(MM_PAGEBLOCK_SIZE - 1), POOL_CLIENT_TENANT, &c, &info,
+				err, sizeof(err))) {
 		fprintf(stderr, "gpmm fragmenting-tenant: %s\n", err);
 		return 1;
 	}

@@ -372,6 +372,74 @@ static void test_discard_edges(void)
 	pool_close(pool);
 }
 
+/* The value map_missing's test hook writes into the page it touches. */
+#define STRAY_VALUE	0x5eed5eed5eed5eedULL
+
+static void touch_unarmed(uint8_t *hva, uint64_t len)
+{
+	(void)len;
+	*(volatile uint64_t *)hva = STRAY_VALUE;
+}
+
+/*
+ * The first page of @gpa's discard, touched (by the hook) after its new
+ * mapping and before its registration, must be a pool frame afterwards,
+ * holding the value written: neither a host page outside the pool nor
+ * zeros a later populate put over it.
+ */
+static void check_touched_midway(struct vm *vm, uint64_t gpa, uint64_t len)
+{
+	uint64_t strays = __atomic_load_n(&vm->discard.strays, __ATOMIC_RELAXED);
+	volatile uint64_t *p = (volatile uint64_t *)(vm->regions[0].hva + gpa);
+	uint64_t got = 0;
+	long frame;
+
+	gmem_test_unarmed_hook = touch_unarmed;
+	CU_ASSERT_EQUAL(gmem_discard(vm, gpa, len), 0);
+	gmem_test_unarmed_hook = NULL;
+	frame = vm_gpa_to_frame(vm, gpa);
+	CU_ASSERT_FATAL(frame >= 0);
+	CU_ASSERT_EQUAL(__atomic_load_n(&vm->discard.strays, __ATOMIC_RELAXED), strays + 1);
+	CU_ASSERT_EQUAL(*(uint64_t *)pool_frame_ptr(vm->pool, frame), STRAY_VALUE);
+	/* the window maps that frame: a write through it lands in the pool */
+	*p = ~STRAY_VALUE;
+	CU_ASSERT_EQUAL(*(uint64_t *)pool_frame_ptr(vm->pool, frame), ~STRAY_VALUE);
+	/* and a populate does not put zeros over it */
+	CU_ASSERT_EQUAL(vm_read_guest(vm, gpa, &got, 8), 0);
+	CU_ASSERT_EQUAL(got, ~STRAY_VALUE);
+	/* the rest of the range went back */
+	CU_ASSERT_EQUAL(vm_gpa_to_frame(vm, gpa + 4096), -ENOENT);
+}
+
+/*
+ * A page touched while it is given back (between map_missing's mapping and
+ * its userfaultfd registration), on both discard paths: 4 KiB pages and a
+ * whole 2 MiB block. The pool stays whole at the end.
+ */
+static void test_discard_touched_midway(void)
+{
+	struct pool *pool = test_pool(64);
+	struct vm_config cfg;
+	struct run_result res;
+	struct vm *vm;
+	char err[256];
+
+	test_config(&cfg, "discard-touch", payload("hello"), 16, 1);
+	CU_ASSERT_EQUAL_FATAL(test_vm_create(pool, &cfg, &res, &vm, err, sizeof(err)), 0);
+	for (uint64_t g = 4 * MIB; g < 8 * MIB; g += 4096)
+		CU_ASSERT_EQUAL(vm_write_guest(vm, g, &g, 8), 0);
+	/* 4 KiB pages */
+	check_touched_midway(vm, 4 * MIB, 16384);
+	/* a whole assembled 2 MiB range, given back as one block */
+	CU_ASSERT_EQUAL(vm_assemble_range(vm, 6 * MIB), 0);
+	CU_ASSERT_EQUAL(__atomic_load_n(&vm->discard.blocks, __ATOMIC_RELAXED), 0);
+	check_touched_midway(vm, 6 * MIB, 2 * MIB);
+	CU_ASSERT_EQUAL(__atomic_load_n(&vm->discard.blocks, __ATOMIC_RELAXED), 1);
+	vm_destroy(vm);
+	CU_ASSERT(pool_is_whole(pool));
+	pool_close(pool);
+}
+
 struct racer {
 	struct vm *vm;
 	bool stop;
@@ -779,6 +847,7 @@ int register_virtio_suite(void)
 		{ "blk: read-only", test_blk_readonly },
 		{ "blk: refused disks", test_blk_refusals },
 		{ "discard: edges", test_discard_edges },
+		{ "discard: a page touched mid-discard", test_discard_touched_midway },
 		{ "discard: racing migration, assembly, compaction", test_discard_races },
 		{ "balloon: inflate and reporting return frames", test_balloon_returns_frames },
 		{ "balloon: QMP balloon and query-balloon", test_balloon_qmp },

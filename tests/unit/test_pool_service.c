@@ -23,6 +23,8 @@
 #include <CUnit/CUnit.h>
 
 #include "tests/suite.h"
+#include "vmm/control/daemon.h"
+#include "vmm/control/report.h"
 #include "vmm/memory/pool_backend.h"
 #include "vmm/pool_service/pool_client.h"
 #include "vmm/pool_service/pool_proto.h"
@@ -63,7 +65,7 @@ static struct pool_client *connect_client(struct svc_fixture *f, const char *nam
 	struct pool_client *c = NULL;
 	char err[256];
 
-	if (pool_client_connect(f->path, name, ram, &c, info, err, sizeof(err))) {
+	if (pool_client_connect(f->path, name, ram, POOL_CLIENT_VM, &c, info, err, sizeof(err))) {
 		fprintf(stderr, "connect: %s\n", err);
 		return NULL;
 	}
@@ -183,7 +185,8 @@ static void holder_main(const char *path, uint64_t pages, bool scatter, int read
 	int ok = 1;
 
 	if (pool_client_connect(path, "holder", (pages * 2 * MM_PAGE_SIZE + MM_PAGEBLOCK_SIZE) &
-				~(MM_PAGEBLOCK_SIZE - 1), &c, &info, err, sizeof(err)) ||
+				~(MM_PAGEBLOCK_SIZE - 1), POOL_CLIENT_TENANT, &c, &info, err,
+				sizeof(err)) ||
 	    mm_map_pool_view(info.pool_fd, info.frames << MM_PAGE_SHIFT, &h.base))
 		_exit(2);
 	h.frames = calloc(pages, sizeof(*h.frames));
@@ -311,7 +314,7 @@ static void test_quota_and_admission(void)
 	struct svc_fixture f;
 	struct pool_client_info ia, ib;
 	struct pool_client *a, *b, *c;
-	uint32_t frames[1024];
+	uint32_t frames[1024], a_frame;
 	uint64_t got = 0;
 	char err[256];
 	long n;
@@ -325,16 +328,21 @@ static void test_quota_and_admission(void)
 	CU_ASSERT_EQUAL(n, -EDQUOT);
 	CU_ASSERT(got <= ia.quota);
 	CU_ASSERT_EQUAL(mm_owner_pages(f.pool->mm, ia.owner), got);
+	CU_ASSERT_FATAL(got > 0);
+	a_frame = frames[0];	/* a refused request leaves frames[] as it was */
 	/* another VM still gets its frames */
 	b = connect_client(&f, "other", 16 << 20, &ib);
 	CU_ASSERT_FATAL(b != NULL);
 	CU_ASSERT_EQUAL(pool_client_alloc(b, 0, 1024, POOL_ALLOC_NOWAIT, frames, NULL), 1024);
-	/* and may not give back frames that are not its own */
-	CU_ASSERT(pool_client_free(b, 0, MM_PAGEBLOCK_ORDER) != 0 ||
-		  mm_owner_pages(f.pool->mm, ia.owner) == got);
+	/*
+	 * and may not give back a frame of another VM's: the service refuses
+	 * it, the client says so and counts it, the frame stays its owner's
+	 */
+	CU_ASSERT_EQUAL(pool_client_free(b, a_frame, MM_PAGEBLOCK_ORDER), -EINVAL);
+	CU_ASSERT_EQUAL(pool_client_refused(b), 1);
 	CU_ASSERT_EQUAL(mm_owner_pages(f.pool->mm, ia.owner), got);
 	/* more RAM than the pool has left to lend: refused, with the reason */
-	CU_ASSERT(pool_client_connect(f.path, "big", 48 << 20, &c, &ib, err, sizeof(err)) < 0);
+	CU_ASSERT(pool_client_connect(f.path, "big", 48 << 20, POOL_CLIENT_VM, &c, &ib, err, sizeof(err)) < 0);
 	CU_ASSERT(strstr(err, "do not fit") != NULL);
 	pool_client_close(a);
 	pool_client_close(b);
@@ -565,6 +573,108 @@ static void test_service_gone(void)
 	pool_close(f.pool);
 }
 
+
+/*
+ * The width a sans-serif font gives @n characters at @px, by a plain
+ * estimate (0.6 em each, DejaVu Sans' advance for lowercase text): the
+ * report's own measure is stricter, so its text must fit this one.
+ */
+static unsigned int plain_text_width(size_t n, unsigned int px)
+{
+	return (unsigned int)(n * px * 6 / 10);
+}
+
+/* Every <text> of @svg ends inside its viewBox, by plain_text_width. */
+static bool svg_text_fits(const char *svg)
+{
+	unsigned int vw = 0, vh = 0;
+	const char *p = strstr(svg, "viewBox='0 0 ");
+	bool fits = true;
+
+	if (!p || sscanf(p, "viewBox='0 0 %u %u'", &vw, &vh) != 2)
+		return false;
+	for (p = strstr(svg, "<text "); p; p = strstr(p + 1, "<text ")) {
+		unsigned int x = 0, px = 12;
+		const char *body = strchr(p, '>'), *end = strstr(p, "</text>"), *fs;
+
+		if (!body || !end || sscanf(p, "<text x='%u'", &x) != 1)
+			return false;
+		fs = strstr(p, "font-size='");
+		if (fs && fs < body)
+			sscanf(fs, "font-size='%u'", &px);
+		if (x + plain_text_width((size_t)(end - body - 1), px) > vw) {
+			fprintf(stderr, "\n  past the right edge (%u): %.*s", vw,
+				(int)(end - body - 1), body + 1);
+			fits = false;
+		}
+	}
+	return fits;
+}
+
+/*
+ * The daemon's report of a shared pool (gpmm frag --socket DAEMON): a
+ * tenant that is no VM is listed as a tenant with what it holds, a VM
+ * process that has not reported yet says so; no "(null)", no made-up
+ * age, no disagreement between sources where nothing was compared, and
+ * the picture's text within the picture.
+ */
+static void test_daemon_report_of_a_tenant(void)
+{
+	struct svc_fixture f;
+	struct pool_client_info it, iv;
+	struct pool_client *tenant, *vmproc = NULL;
+	struct daemon d = { 0 };
+	uint32_t frames[64];
+	char *text = NULL, *svg = NULL;
+	size_t tlen = 0, slen = 0;
+	FILE *out;
+	json_t *r, *t;
+	char err[256];
+
+	CU_ASSERT_FATAL(fixture_up(&f, 64, 0));
+	CU_ASSERT_FATAL(pool_client_connect(f.path, "fragment", 2 << 20, POOL_CLIENT_TENANT,
+					    &tenant, &it, err, sizeof(err)) == 0);
+	CU_ASSERT_EQUAL(pool_client_alloc(tenant, 0, 64, POOL_ALLOC_NOWAIT, frames, NULL), 64);
+	vmproc = connect_client(&f, "vm1", 4 << 20, &iv);
+	CU_ASSERT_FATAL(vmproc != NULL);
+	d.pool = f.pool;
+	d.svc = f.svc;
+	r = daemon_report(&d, NULL, 0, true, true);
+	CU_ASSERT_FATAL(r != NULL);
+	out = open_memstream(&text, &tlen);
+	report_print_text(r, out);
+	fclose(out);
+	out = open_memstream(&svg, &slen);
+	CU_ASSERT_EQUAL(report_write_svg(r, out), 0);
+	fclose(out);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "pool tenant fragment (not a VM"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "holds 64 pages"));
+	CU_ASSERT_PTR_NULL(strstr(text, "VM fragment"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "VM vm1 (starting): no report from its process yet"));
+	CU_ASSERT_PTR_NULL(strstr(text, "(null)"));
+	CU_ASSERT_PTR_NULL(strstr(text, "-1 ms"));
+	CU_ASSERT_PTR_NULL(strstr(text, "DISAGREE"));
+	CU_ASSERT_PTR_NULL(strstr(text, "--fault"));
+	CU_ASSERT_PTR_NULL(strstr(svg, "(null)"));
+	CU_ASSERT_PTR_NULL(strstr(svg, "VM fragment"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "tenant fragment"));
+	CU_ASSERT(svg_text_fits(svg));
+	/* in the JSON: the tenant apart, with what it holds; the VM process a VM */
+	CU_ASSERT_EQUAL(json_array_size(json_object_get(r, "vms")), 1);
+	CU_ASSERT_EQUAL(json_array_size(json_object_get(r, "tenants")), 1);
+	t = json_array_get(json_object_get(r, "tenants"), 0);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(t, "name")) ?: "", "fragment");
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(t, "process"),
+							   "frames_owned")), 64);
+	json_decref(r);
+	free(text);
+	free(svg);
+	pool_client_close(tenant);
+	pool_client_close(vmproc);
+	CU_ASSERT(wait_clients(&f, 0));
+	fixture_down(&f);
+}
+
 static const struct suite_test tests[] = {
 	{ "a client borrows and returns frames", test_borrow_and_return },
 	{ "compaction moves another process's pages", test_compaction_moves_other_processes_pages },
@@ -573,6 +683,7 @@ static const struct suite_test tests[] = {
 	{ "hostile clients", test_hostile_clients },
 	{ "a silent client is treated as pinned", test_silent_client_is_pinned },
 	{ "the service gone: a VM keeps what it has", test_service_gone },
+	{ "the daemon's report: a tenant is no VM", test_daemon_report_of_a_tenant },
 };
 
 int register_pool_service_suite(void)

@@ -94,18 +94,28 @@ json_t *daemon_report(struct daemon *d, struct vm **vms, unsigned int nr, bool a
 		json_decref(procs);
 		return NULL;
 	}
-	/* each VM process's own report, with the service's count beside it */
+	json_object_set_new(r, "tenants", json_array());
+	/*
+	 * Each VM process's own report, with the service's count beside it;
+	 * a tenant that is no VM (gpmm fragmenting-tenant) is listed apart,
+	 * as what it is. Each says which owner it is in the picture's map:
+	 * the local VMs come first there, then the processes in this order.
+	 */
 	json_array_foreach(procs, i, p) {
-		json_t *vm = json_incref(json_object_get(p, "vm"));
+		bool tenant = !strcmp(json_string_value(json_object_get(p, "kind")) ?: "", "tenant");
+		json_t *vm = tenant ? NULL : json_incref(json_object_get(p, "vm"));
 
-		if (!json_is_object(vm)) {
+		if (tenant) {
+			vm = json_pack("{s:O}", "name", json_object_get(p, "name"));
+		} else if (!json_is_object(vm)) {
 			json_decref(vm);
 			vm = json_pack("{s:O, s:s}", "name", json_object_get(p, "name"),
 				       "status", "starting");
 		}
 		json_object_del(p, "vm");
 		json_object_set(vm, "process", p);
-		json_array_append_new(json_object_get(r, "vms"), vm);
+		json_object_set_new(vm, "map_owner", json_integer((json_int_t)(nr + i)));
+		json_array_append_new(json_object_get(r, tenant ? "tenants" : "vms"), vm);
 	}
 	if (d->svc)
 		json_object_set_new(r, "pool_service", pool_service_json(d->svc));

@@ -16,6 +16,7 @@
 
 #include "vmm/memory/pool_backend.h"
 #include "vmm/control/console.h"
+#include "vmm/control/qmp_wire.h"
 #include "vmm/core/vm.h"
 
 struct daemon;
@@ -65,6 +66,7 @@ struct conn {
 	bool dead;
 	char *buf;
 	size_t len, cap;
+	struct qmp_framer framer;	/* where the message in buf stands */
 	char *out;		/* replies and events not yet sent */
 	size_t out_len, out_cap;
 	struct conn *next;

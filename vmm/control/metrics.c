@@ -65,8 +65,15 @@ static const struct metric vm_metrics[] = {
 	  { "process", "frames_owned" } },
 };
 
+/* A tenant of the pool that is no VM (gpmm fragmenting-tenant): what it holds. */
+static const struct metric tenant_metric = {
+	"gpmm_tenant_pool_frames", "gauge",
+	"Frames the pool counts as owned by a pool tenant that is not a VM (a walk of the pool).",
+	{ "process", "frames_owned" } };
+
 static const struct metric service_metrics[] = {
-	{ "gpmm_pool_clients", "gauge", "VM processes the pool service lends to.", { "clients" } },
+	{ "gpmm_pool_clients", "gauge", "Processes the pool service lends to: VMs and tenants.",
+	  { "clients" } },
 	{ "gpmm_pool_lent_bytes", "gauge", "RAM the pool service has promised its clients.",
 	  { "lent_bytes" } },
 	{ "gpmm_pool_frames_reclaimed_total", "counter",
@@ -129,6 +136,7 @@ void report_write_prometheus(json_t *report, FILE *f)
 {
 	json_t *host = json_object_get(report, "host"), *vms = json_object_get(report, "vms"), *v;
 	json_t *types = json_object_get(host, "pageblocks_by_type"), *n;
+	bool any_tenant = false;
 	const char *type;
 	size_t i;
 
@@ -153,5 +161,17 @@ void report_write_prometheus(json_t *report, FILE *f)
 			any = true;
 			sample(f, &vm_metrics[k], x, json_string_value(json_object_get(v, "name")));
 		}
+	}
+	json_array_foreach(json_object_get(report, "tenants"), i, v) {
+		json_t *x = lookup(v, tenant_metric.path);
+
+		if (!x)
+			continue;
+		if (!any_tenant)
+			header(f, &tenant_metric);
+		any_tenant = true;
+		fprintf(f, "%s{tenant=\"", tenant_metric.name);
+		label_value(f, json_string_value(json_object_get(v, "name")) ?: "");
+		fprintf(f, "\"} %.17g\n", json_number_value(x));
 	}
 }

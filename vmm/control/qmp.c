@@ -2,8 +2,8 @@
 /*
  * QMP's wire protocol (greeting, capabilities negotiation, commands with
  * optional ids, events) and gpmm's commands, as a table. Messages are
- * JSON values, one after another on the stream; jansson decodes one at a
- * time from the buffer and tells where it ended.
+ * JSON values, one after another on the stream; the framer (qmp_wire.c)
+ * finds where each ends, scanning every byte once, and jansson decodes it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -552,8 +552,8 @@ static void drain_buffer(struct conn *c)
 	while (off < c->len) {
 		json_t *msg = NULL;
 		size_t used;
-		int got = qmp_wire_decode(c->buf + off, c->len - off, JSON_DECODE_ANY,
-					  &msg, &used);
+		int got = qmp_wire_decode(&c->framer, c->buf + off, c->len - off,
+					  JSON_DECODE_ANY, &msg, &used);
 
 		if (got < 0) {
 			qmp_send(c, json_pack("{s:{s:s, s:s}}", "error", "class",
@@ -575,8 +575,16 @@ int qmp_input(struct conn *c)
 {
 	ssize_t n;
 
-	if (qmp_wire_grow(&c->buf, &c->cap, c->len, QMP_MAX_MESSAGE))
+	if (qmp_wire_grow(&c->buf, &c->cap, c->len, QMP_MAX_MESSAGE)) {
+		/* a message that does not end within the limit: say why we hang up */
+		char desc[96];
+
+		snprintf(desc, sizeof(desc), "a message longer than %d bytes (or not JSON): "
+			 "closing the connection", QMP_MAX_MESSAGE);
+		qmp_send(c, json_pack("{s:{s:s, s:s}}", "error", "class", "GenericError",
+				      "desc", desc));
 		return -1;
+	}
 	n = read(c->fd, c->buf + c->len, c->cap - c->len);
 	if (n <= 0)
 		return n < 0 && errno == EINTR ? 0 : -1;

@@ -45,7 +45,7 @@ json_t *qmpc_read(struct qmp_client *q)
 		json_t *msg = NULL;
 		size_t used;
 		ssize_t n;
-		int got = qmp_wire_decode(q->buf, q->len, 0, &msg, &used);
+		int got = qmp_wire_decode(&q->framer, q->buf, q->len, 0, &msg, &used);
 
 		if (got < 0)
 			return NULL;

@@ -4,6 +4,7 @@
 #define GPMM_QMP_CLIENT_H
 
 #include "vmm/core/compiler.h"
+#include "vmm/control/qmp_wire.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -20,6 +21,7 @@ struct qmp_client {
 	int fd;
 	char *buf;
 	size_t len, cap;
+	struct qmp_framer framer;	/* where the message in buf stands */
 	bool timed_out;		/* the last read gave up waiting */
 };
 

@@ -1,32 +1,120 @@
 // SPDX-License-Identifier: GPL-2.0
-/* QMP framing (qmp_wire.h): one JSON value at a time off a stream. */
+/*
+ * QMP framing (qmp_wire.h): one JSON value at a time off a stream. The
+ * framer finds where a value ends by scanning its bytes once, keeping its
+ * place across reads, and hands jansson only a whole value: a message
+ * arriving in many small reads costs what it would in one.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vmm/control/qmp_wire.h"
 
-int qmp_wire_decode(const char *buf, size_t len, size_t flags, json_t **msg,
-		    size_t *used)
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/*
+ * What ends a bare token (number, true, false, null, garbage) at the top:
+ * until one comes, the token may go on in the next read.
+ */
+static bool ends_token(char c)
+{
+	return is_space(c) || (c && strchr("{}[]\",:", c));
+}
+
+/*
+ * One byte of a value that opened with '{', '[' or '"'; true when it was
+ * the value's last. Brackets are only counted, not matched: "{]" is a
+ * value to jansson, which refuses it.
+ */
+static bool scan_nested(struct qmp_framer *f, char c)
+{
+	if (f->in_string) {
+		if (f->escaped)
+			f->escaped = false;
+		else if (c == '\\')
+			f->escaped = true;
+		else if (c == '"')
+			f->in_string = false;
+		return !f->in_string && !f->depth;
+	}
+	if (c == '"')
+		f->in_string = true;
+	else if (c == '{' || c == '[')
+		f->depth++;
+	else if (c == '}' || c == ']')
+		return --f->depth == 0;
+	return false;
+}
+
+/*
+ * Scan @buf[@from..@len) for the end of the value that starts at @buf[0];
+ * its length, or 0 while it goes on past @len.
+ */
+static size_t scan(struct qmp_framer *f, const char *buf, size_t from, size_t len)
+{
+	char first = buf[0];
+
+	for (size_t i = from; i < len; i++) {
+		f->bytes_scanned++;
+		if (i == 0 && first == '"') {
+			f->in_string = true;
+			continue;
+		}
+		if (first == '{' || first == '[' || first == '"') {
+			if (scan_nested(f, buf[i]))
+				return i + 1;
+		} else if (i == 0 && ends_token(first)) {
+			return 1;	/* '}', ']', ':' or ',' alone: jansson says why not */
+		} else if (ends_token(buf[i])) {
+			return i;
+		}
+	}
+	/* a bare token (12, true) may go on in the next read, as a value may */
+	return 0;
+}
+
+static void framer_restart(struct qmp_framer *f)
+{
+	f->started = false;
+	f->scanned = 0;
+	f->depth = 0;
+	f->in_string = false;
+	f->escaped = false;
+}
+
+int qmp_wire_decode(struct qmp_framer *f, const char *buf, size_t len, size_t flags,
+		    json_t **msg, size_t *used)
 {
 	json_error_t jerr;
-	size_t off = 0;
+	size_t off = 0, end;
 
-	while (off < len && strchr(" \t\r\n", buf[off]))
-		off++;
-	*used = off;
-	if (off == len)
-		return 0;
-	*msg = json_loadb(buf + off, len - off, JSON_DISABLE_EOF_CHECK | flags, &jerr);
-	if (*msg) {
-		*used = off + (size_t)jerr.position;
-		return 1;
+	if (!f->started) {
+		while (off < len && is_space(buf[off])) {
+			f->bytes_scanned++;
+			off++;
+		}
+		*used = off;
+		if (off == len)
+			return 0;
+		f->started = true;
 	}
-	/* an incomplete value waits for more bytes; anything else is garbage */
-	if (json_error_code(&jerr) == json_error_premature_end_of_input &&
-	    jerr.position >= (int)(len - off) - 1)
+	*used = off;
+	end = scan(f, buf + off, f->scanned, len - off);
+	if (!end) {
+		f->scanned = len - off;
 		return 0;
-	return -1;
+	}
+	framer_restart(f);
+	f->parses++;
+	*msg = json_loadb(buf + off, end, flags, &jerr);
+	if (!*msg)
+		return -1;
+	*used = off + end;
+	return 1;
 }
 
 int qmp_wire_grow(char **buf, size_t *cap, size_t len, size_t max)

@@ -424,6 +424,9 @@ static json_t *vm_json(struct vm *vm, const struct walk *w, uint8_t *touched)
 		"huge_backed_ratio_of_ram", vm->cfg.ram_bytes ?
 			(double)kbytes / (double)vm->cfg.ram_bytes : 0.0,
 		"kernel_agrees", kernel >= 0 && (uint64_t)kernel == huge);
+	/* smaps unreadable: the two sources cannot be compared, not disagreeing */
+	if (kernel < 0)
+		json_object_set_new(j, "kernel_agrees", json_null());
 	json_object_set_new(j, "huge_backing_limit", huge_limit_json(vm));
 	json_object_set_new(j, "free_errors", json_integer((json_int_t)__atomic_load_n(
 		&m->free_errors, __ATOMIC_RELAXED)));
@@ -534,8 +537,13 @@ json_t *report_build_owners(struct pool *pool, struct vm **vms, unsigned int nr,
 		json_decref(arr);
 		return NULL;
 	}
-	for (unsigned int i = 0; i < nr; i++)
-		json_array_append_new(arr, vm_json(vms[i], &w, touched));
+	for (unsigned int i = 0; i < nr; i++) {
+		json_t *v = vm_json(vms[i], &w, touched);
+
+		/* its index among the picture's owners (map_json below) */
+		json_object_set_new(v, "map_owner", json_integer(i));
+		json_array_append_new(arr, v);
+	}
 	root = json_pack("{s:o, s:o}", "vms", arr, "host", host_json(pool, &st));
 	for (unsigned int i = 0; i < nr && nr_owners < 36; i++)
 		owners[nr_owners++] = vms[i]->owner;
@@ -577,7 +585,7 @@ static void print_headline_text(json_t *v, FILE *f)
 		"host pages (%.1f%% of touched, %.1f%% of RAM)\n", str(v, "name"), str(v, "status"),
 		mib(v, "ram_bytes"), mib(v, "populated_bytes"), mib(v, "huge_backed_bytes"),
 		100.0 * real(v, "huge_backed_ratio"), 100.0 * real(v, "huge_backed_ratio_of_ram"));
-	if (!json_is_true(json_object_get(v, "kernel_agrees")))
+	if (json_is_false(json_object_get(v, "kernel_agrees")))
 		fprintf(f, "  [the kernel's smaps and gpmm's bookkeeping DISAGREE: %.1f MiB on 2 MiB "
 			"pages by gpmm's count]\n", mib(v, "huge_backed_bytes_bookkeeping"));
 	if (json_is_string(json_object_get(v, "huge_backing_limit")))
@@ -738,20 +746,41 @@ static void print_process_text(json_t *p, FILE *f)
 	if (!p)
 		return;
 	fprintf(f, "  process %lld (owner %lld): the pool counts %lld frames owned (%.1f MiB), "
-		"the service %lld lent, quota %lld; %lld moves asked, %lld answered late; "
-		"report %lld ms old\n", num(p, "pid"), num(p, "owner"), num(p, "frames_owned"),
+		"the service %lld lent, quota %lld; %lld moves asked, %lld answered late; ",
+		num(p, "pid"), num(p, "owner"), num(p, "frames_owned"),
 		(double)num(p, "frames_owned") / 256.0, num(p, "frames_held"), num(p, "quota_frames"),
-		num(p, "moves_asked"), num(p, "moves_late"), num(p, "report_age_ms"));
+		num(p, "moves_asked"), num(p, "moves_late"));
+	if (json_is_integer(json_object_get(p, "report_age_ms")))
+		fprintf(f, "report %lld ms old\n", num(p, "report_age_ms"));
+	else
+		fputs("no report yet\n", f);
+}
+
+/*
+ * A tenant of the pool that is no VM (gpmm fragmenting-tenant): it holds
+ * frames and answers moves, and has no RAM, faults or huge backings to
+ * speak of.
+ */
+static void print_tenant_text(json_t *t, FILE *f)
+{
+	json_t *p = json_object_get(t, "process");
+
+	fprintf(f, "pool tenant %s (not a VM; process %lld, owner %lld): holds %lld pages "
+		"(%.1f MiB) of the pool by the pool's count, %lld by the service's, quota %lld; "
+		"%lld moves asked of it, %lld answered late\n", str(t, "name"), num(p, "pid"),
+		num(p, "owner"), num(p, "frames_owned"), (double)num(p, "frames_owned") / 256.0,
+		num(p, "frames_held"), num(p, "quota_frames"), num(p, "moves_asked"),
+		num(p, "moves_late"));
 }
 
 static void print_service_text(json_t *s, FILE *f)
 {
 	if (!s)
 		return;
-	fprintf(f, "pool service on %s: %lld VM processes, %.0f MiB lent; %lld connections, "
+	fprintf(f, "pool service on %s: %lld client process%s, %.0f MiB lent; %lld connections, "
 		"%lld refused, %lld bad messages; %lld frames taken back from %lld processes "
 		"that died holding them; %lld moves timed out (answer within %lld ms)\n",
-		str(s, "socket"), num(s, "clients"),
+		str(s, "socket"), num(s, "clients"), num(s, "clients") == 1 ? "" : "es",
 		mib(s, "lent_bytes"), num(s, "connections"), num(s, "refused"),
 		num(s, "bad_messages"), num(s, "frames_reclaimed"),
 		num(s, "clients_died_holding_frames"), num(s, "moves_timed_out"),
@@ -770,10 +799,14 @@ static void print_vm_text(json_t *v, FILE *f)
 		return;
 	}
 	print_headline_text(v, f);
-	print_rest_text(v, f);
-	print_first_touch_text(json_object_get(v, "first_touch"), f);
-	print_assembly_text(a, m, f);
-	print_moves_text(a, m, f);
+	if (a)
+		print_rest_text(v, f);
+	if (json_is_object(json_object_get(v, "first_touch")))
+		print_first_touch_text(json_object_get(v, "first_touch"), f);
+	if (a && m) {
+		print_assembly_text(a, m, f);
+		print_moves_text(a, m, f);
+	}
 	print_placement_text(v, f);
 	print_balloon_text(v, f);
 	print_process_text(json_object_get(v, "process"), f);
@@ -836,6 +869,8 @@ void report_print_text(json_t *report, FILE *f)
 
 	json_array_foreach(json_object_get(report, "vms"), i, v)
 		print_vm_text(v, f);
+	json_array_foreach(json_object_get(report, "tenants"), i, v)
+		print_tenant_text(v, f);
 	if (json_object_get(h, "error")) {
 		fprintf(f, "host pool: %s\n", str(h, "error"));
 		return;
@@ -887,33 +922,142 @@ static const char *owner_stroke(char o)
 	return "#607d8b";
 }
 
-static void svg_legend(json_t *report, FILE *f, int y)
+/*
+ * Text width in an SVG, measured conservatively so that the picture can
+ * be sized to its text, without a font at hand: the advance of each
+ * glyph, in thousandths of the font size, at least what DejaVu Sans
+ * (Debian's sans-serif; checked against its hmtx table for every
+ * printable ASCII glyph) and Verdana, a wide sans-serif, give it.
+ * Bytes past ASCII (a UTF-8 name) count as the widest glyph. And never
+ * less than 0.62 em a character, more than either font's average for
+ * the report's text.
+ */
+static unsigned int glyph_width_permille(unsigned char c)
 {
-	static const struct { char t; const char *label; } key[] = {
+	if (c >= 0x80 || c == '%')
+		return 1080;
+	if (strchr(" .,:;'!|ijl()[]fIJrt-/\\", c))
+		return 460;
+	if (strchr("mwMW@", c))
+		return 1000;
+	if (c >= 'A' && c <= 'Z')
+		return 800;
+	if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
+		return 640;
+	return 840;
+}
+
+static unsigned int svg_text_width(const char *s, unsigned int font_px)
+{
+	unsigned long w = 0, floor = 620 * strlen(s);
+
+	for (const char *p = s; *p; p++)
+		w += glyph_width_permille((unsigned char)*p);
+	w = w > floor ? w : floor;
+	return (unsigned int)((w * font_px + 999) / 1000);
+}
+
+/* @s with the five characters XML reserves escaped: a name may hold them. */
+static void svg_put_escaped(const char *s, FILE *f)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '\'': fputs("&apos;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default: fputc(*s, f);
+		}
+	}
+}
+
+#define SVG_FONT_PX		12
+#define SVG_TITLE_PX		14
+#define SVG_MARGIN		10
+#define SVG_LEGEND_KEYS		5
+#define SVG_MAX_LINES		64	/* VMs and tenants in the legend */
+
+/* The legend's line for one VM or tenant, and its map owner's colour. */
+static const char *svg_owner_line(json_t *v, bool tenant, char *buf, size_t len)
+{
+	json_t *p = json_object_get(v, "process");
+
+	if (tenant)
+		snprintf(buf, len, "tenant %s (not a VM): %lld pages, %.1f MiB of the pool",
+			 str(v, "name"), num(p, "frames_owned"),
+			 (double)num(p, "frames_owned") / 256.0);
+	else if (!json_object_get(v, "ram_bytes"))
+		snprintf(buf, len, "VM %s: no report from its process yet", str(v, "name"));
+	else
+		snprintf(buf, len, "VM %s: %.1f%% of %.0f MiB touched on 2 MiB pages",
+			 str(v, "name"), real(v, "huge_backed_pct"), mib(v, "populated_bytes"));
+	return vm_colours[num(v, "map_owner") % 6];
+}
+
+static const char svg_keys_note[] =
+	"H: one 2 MiB allocation (a huge backing); black outline: several owners";
+
+/* Every line of the legend under the map, one per VM and tenant. */
+static size_t svg_owner_lines(json_t *report, char (*lines)[256], const char **colour,
+			      size_t max)
+{
+	static const char *const lists[] = { "vms", "tenants" };
+	size_t n = 0, i;
+	json_t *v;
+
+	for (size_t l = 0; l < 2; l++)
+		json_array_foreach(json_object_get(report, lists[l]), i, v)
+			if (n < max) {
+				colour[n] = svg_owner_line(v, l == 1, lines[n], sizeof(lines[n]));
+				n++;
+			}
+	return n;
+}
+
+static void svg_legend(FILE *f, int y, char (*lines)[256], const char **colour, size_t n)
+{
+	static const struct { char t; const char *label; } key[SVG_LEGEND_KEYS] = {
 		{ '.', "free" }, { 'M', "movable" }, { 'R', "reclaimable" },
 		{ 'U', "unmovable" }, { 'x', "mixed types" },
 	};
-	json_t *v;
-	size_t i;
-	int x = 10;
+	int x = SVG_MARGIN;
 
-	for (size_t k = 0; k < sizeof(key) / sizeof(key[0]); k++, x += 120)
+	for (size_t k = 0; k < SVG_LEGEND_KEYS; k++, x += 120)
 		fprintf(f, "<rect x='%d' y='%d' width='14' height='14' fill='%s'/>"
 			"<text x='%d' y='%d'>%s</text>\n", x, y, cell_fill(key[k].t),
 			x + 18, y + 12, key[k].label);
 	y += 22;
-	x = 10;
-	json_array_foreach(json_object_get(report, "vms"), i, v) {
+	for (size_t i = 0; i < n; i++, y += 20) {
 		fprintf(f, "<rect x='%d' y='%d' width='14' height='14' fill='none' stroke='%s' "
-			"stroke-width='3'/><text x='%d' y='%d'>VM %s: %.1f%% of %.0f MiB touched on 2 MiB pages</text>\n",
-			x, y, vm_colours[i % 6], x + 18, y + 12,
-			json_string_value(json_object_get(v, "name")),
-			json_real_value(json_object_get(v, "huge_backed_pct")),
-			mib(v, "populated_bytes"));
-		y += 20;
+			"stroke-width='3'/><text x='%d' y='%d'>", SVG_MARGIN, y, colour[i],
+			SVG_MARGIN + 18, y + 12);
+		svg_put_escaped(lines[i], f);
+		fputs("</text>\n", f);
 	}
-	fprintf(f, "<text x='10' y='%d'>H: one 2 MiB allocation (a huge backing); "
-		"black outline: several owners</text>\n", y + 12);
+	fprintf(f, "<text x='%d' y='%d'>%s</text>\n", SVG_MARGIN, y + 12, svg_keys_note);
+}
+
+/* Wide enough for the map, the title and every legend line, measured. */
+static unsigned int svg_width(size_t map_px, const char *title, char (*lines)[256], size_t n)
+{
+	unsigned int w = (unsigned int)map_px + 2 * SVG_MARGIN, t;
+
+	if (w < 640)
+		w = 640;
+	/* the keys: five of 120 px, the last label included */
+	t = SVG_MARGIN + 120 * (SVG_LEGEND_KEYS - 1) + 18 +
+	    svg_text_width("mixed types", SVG_FONT_PX) + SVG_MARGIN;
+	w = t > w ? t : w;
+	t = 2 * SVG_MARGIN + svg_text_width(title, SVG_TITLE_PX);
+	w = t > w ? t : w;
+	t = 2 * SVG_MARGIN + svg_text_width(svg_keys_note, SVG_FONT_PX);
+	w = t > w ? t : w;
+	for (size_t i = 0; i < n; i++) {
+		t = 2 * SVG_MARGIN + 18 + svg_text_width(lines[i], SVG_FONT_PX);
+		w = t > w ? t : w;
+	}
+	return w;
 }
 
 /*
@@ -924,31 +1068,41 @@ static void svg_legend(json_t *report, FILE *f, int y)
 int report_write_svg(json_t *report, FILE *f)
 {
 	json_t *map = json_object_get(report, "map");
+	json_t *hm = json_object_get(json_object_get(report, "host"), "host_memory");
 	const char *types = json_string_value(json_object_get(map, "types"));
 	const char *owners = json_string_value(json_object_get(map, "owners"));
 	const char *huge = json_string_value(json_object_get(map, "huge"));
-	size_t n, cols, rows, cell;
+	char (*lines)[256];
+	const char *colour[SVG_MAX_LINES];
+	char title[256];
+	size_t n, cols, rows, cell, nr_lines;
+	unsigned int width;
 	int height;
 
 	if (!types || !owners || !huge)
+		return -1;
+	lines = calloc(SVG_MAX_LINES, sizeof(*lines));
+	if (!lines)
 		return -1;
 	n = strlen(types);
 	cols = n <= 1024 ? 32 : 128;
 	cell = n <= 1024 ? 18 : 8;
 	rows = (n + cols - 1) / cols;
-	height = (int)(rows * cell) + 60 + 22 * (int)json_array_size(json_object_get(report, "vms")) + 50;
-	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%zu' height='%d' "
-		"font-family='sans-serif' font-size='12'>\n", cols * cell + 20 > 640 ? cols * cell + 20 : 640,
-		height);
+	snprintf(title, sizeof(title), "gpmm pool: %zu pageblocks of 2 MiB, unusable index(9) "
+		 "%.3f, host RSS %.1f MiB for %.1f MiB allocated", n,
+		 real(json_object_get(report, "host"), "unusable_index_9"), mib(hm, "rss_bytes"),
+		 mib(hm, "allocated_bytes"));
+	nr_lines = svg_owner_lines(report, lines, colour, SVG_MAX_LINES);
+	width = svg_width(cols * cell, title, lines, nr_lines);
+	height = (int)(rows * cell) + 60 + 20 * (int)nr_lines + 50;
+	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%u' height='%d' "
+		"viewBox='0 0 %u %d' font-family='sans-serif' font-size='%d'>\n", width, height,
+		width, height, SVG_FONT_PX);
 	fprintf(f, "<rect width='100%%' height='100%%' fill='white'/>\n");
-	fprintf(f, "<text x='10' y='20' font-size='14'>gpmm pool: %zu pageblocks of 2 MiB, "
-		"unusable index(9) %.3f, host RSS %.1f MiB for %.1f MiB allocated</text>\n", n,
-		json_real_value(json_object_get(json_object_get(report, "host"), "unusable_index_9")),
-		mib(json_object_get(json_object_get(report, "host"), "host_memory"), "rss_bytes"),
-		mib(json_object_get(json_object_get(report, "host"), "host_memory"),
-		    "allocated_bytes"));
+	fprintf(f, "<text x='%d' y='20' font-size='%d'>%s</text>\n", SVG_MARGIN, SVG_TITLE_PX,
+		title);
 	for (size_t i = 0; i < n; i++) {
-		size_t x = 10 + (i % cols) * cell, y = 30 + (i / cols) * cell;
+		size_t x = SVG_MARGIN + (i % cols) * cell, y = 30 + (i / cols) * cell;
 
 		fprintf(f, "<rect x='%zu' y='%zu' width='%zu' height='%zu' fill='%s' stroke='%s' "
 			"stroke-width='2'/>", x + 1, y + 1, cell - 2, cell - 2,
@@ -958,7 +1112,8 @@ int report_write_svg(json_t *report, FILE *f)
 				x + cell / 2 - 3, y + cell / 2 + 4);
 		fputc('\n', f);
 	}
-	svg_legend(report, f, 40 + (int)(rows * cell));
+	svg_legend(f, 40 + (int)(rows * cell), lines, colour, nr_lines);
 	fprintf(f, "</svg>\n");
+	free(lines);
 	return ferror(f) ? -1 : 0;
 }

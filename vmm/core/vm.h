@@ -8,29 +8,36 @@
  * Lock order, for mm/ and vmm/ together (a thread holding one may take
  * only those after it):
  *
- *   pool client chan.lock   a VM process's request channel to the pool
- *                        service (vmm/pool_service/pool_client.c): taken under mem_lock
- *                        (a fault's refill) and without it (an assembly's
- *                        block, on a channel of its own); under it only the
- *                        client's cache_lock, a leaf. The client's ops_lock
- *                        is read-held by its callback thread around
- *                        ram_migrate, so it comes before mem_lock.
- *   service client cb_lock  (vmm/pool_service/pool_service.c) one move asked of a VM
- *                        process at a time: taken inside mm's callback,
- *                        under owners_lock; service.lock is a leaf.
- *
  *   virtio dev->lock     one virtio device's registers, queues and model
  *                        (devices/virtio/virtio_mmio.h): taken on the vCPU thread
  *                        that writes QueueNotify, where the device runs, and
  *                        by QMP (balloon target, stats); before mem_lock,
  *                        which its guest accesses (populate) and the
  *                        balloon's gmem_discard take. Never two at once.
- *   assembler.lock       held through a pass over the VMs (assembler.c)
+ *   assembler.lock       held through a pass over the VMs (assembler.c);
+ *                        an assembly's block is allocated under it (in a VM
+ *                        process: the pool client's slow chan.lock)
  *   pool compact_lock    one compaction at a time (mm/compaction.c)
  *   pool owners_lock     read-held while an owner's callback runs (mm/)
+ *   service client cb_lock  (vmm/pool_service/pool_service.c, the service's
+ *                        process) one move asked of a VM process at a time:
+ *                        the callback of an owner that is a VM process, so
+ *                        taken under the two above; under it only service.lock,
+ *                        a leaf, and the callback socket. Never with mem_lock.
+ *   pool client ops_lock (vmm/pool_service/pool_client.c, a VM process)
+ *                        read-held by the client's callback thread around
+ *                        ram_migrate, which takes mem_lock
  *   vm.mem_lock          a VM's backing map and mappings: the owner
- *                        callback (ram_migrate) takes it under the two above
+ *                        callback (ram_migrate) takes it under the locks above
  *   vm.mig.lock          the open write-protect window and its waiters
+ *   pool client chan.lock  (a VM process whose pool is the service's) one
+ *                        request in flight on a channel to the service: taken
+ *                        under mem_lock (a fault's refill or huge first touch,
+ *                        a split, a pin, a free that spills the cache; so
+ *                        dev->lock -> mem_lock -> chan.lock for the balloon), under
+ *                        assembler.lock (the slow channel) and with nothing
+ *                        held. Under it only the socket: a leaf. The client's
+ *                        cache_lock is a leaf too, never held with chan.lock.
  *   pool host_lock       making pool blocks huge vs giving them back
  *                        (mm/hostmem.c): its holders take only pool lock,
  *                        so it may be waited for under the locks above (a
@@ -201,6 +208,8 @@ struct vm_discard_stats {
 	uint64_t bytes;		/* frames returned to the pool, in bytes */
 	uint64_t blocks;	/* of those, whole 2 MiB blocks freed at once */
 	uint64_t failed;	/* discards refused or cut short (not whole pages, pinned, no mapping) */
+	uint64_t strays;	/* pages written while being given back, taken into the pool */
+	uint64_t strays_dropped; /* such pages dropped: reading zero, or no frame for them */
 };
 
 struct vcpu;

@@ -656,11 +656,22 @@ void gmem_destroy(struct vm *vm)
  *   frame could go to another VM while this one still reached it.
  */
 
+/* Tests only: runs between map_missing's mapping and its registration. */
+void (*gmem_test_unarmed_hook)(uint8_t *hva, uint64_t len);
+
 /*
  * Arm [@hva, @hva + @len) for demand faults again, as the window was at
  * creation: anonymous memory (MAP_FIXED replaces the old mapping in one
  * step, nothing is left unmapped), registered with the VM's userfaultfd in
  * missing mode, kept out of fork().
+ *
+ * A registration applies to a mapping that exists, so there is a moment
+ * when the range is plain anonymous memory: a touch then (a device thread
+ * writing through a pointer it took before the guest gave the page back,
+ * a vCPU) gets a host page from outside the pool. Not made PROT_NONE for
+ * that moment: such a touch would kill the VMM (SIGSEGV on a device
+ * thread) or fail KVM_RUN. Instead __adopt_strays takes every page
+ * touched in that moment into the pool once the registration is on.
  */
 static int map_missing(struct vm *vm, uint8_t *hva, uint64_t len)
 {
@@ -674,9 +685,78 @@ static int map_missing(struct vm *vm, uint8_t *hva, uint64_t len)
 			     -1, 0)) == MAP_FAILED)
 		return errno == ENOMEM ? -EMFILE : -errno;
 	madvise(hva, len, MADV_DONTFORK);
+	if (gmem_test_unarmed_hook)
+		gmem_test_unarmed_hook(hva, len);
 	if (ioctl(vm->uffd, UFFDIO_REGISTER, &reg) < 0)
 		return -errno;
 	return 0;
+}
+
+static bool page_reads_zero(const uint8_t *p)
+{
+	const uint64_t *w = (const uint64_t *)p;
+
+	for (size_t i = 0; i < MM_PAGE_SIZE / sizeof(*w); i++)
+		if (w[i])
+			return false;
+	return true;
+}
+
+/*
+ * mem_lock held: the page at @idx, touched before its range was armed,
+ * becomes a pool frame holding what was written to it. The pool has no
+ * frame (or no mapping is left): false, and the caller drops the page;
+ * its next touch faults to the pool like any other.
+ */
+static bool __adopt_stray(struct vm *vm, struct vm_region *r, uint64_t idx)
+{
+	uint8_t *hva = r->hva + (idx << MM_PAGE_SHIFT);
+	long frame = pool_alloc_page(vm->pool, NULL, vm->owner);
+
+	if (frame < 0)
+		return false;
+	memcpy(pool_frame_ptr(vm->pool, frame), hva, MM_PAGE_SIZE);
+	if (gmem_map(vm, hva, (uint64_t)frame, MM_PAGE_SIZE)) {
+		gmem_free_frame(vm, NULL, (uint64_t)frame, 0);
+		return false;
+	}
+	account_page(vm, r, idx, frame);
+	__atomic_add_fetch(&vm->discard.strays, 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+/*
+ * mem_lock held, after map_missing armed [@idx, @idx + @n) and its frames
+ * went back: a page resident now was touched between the mapping and the
+ * registration (from then on a touch of a missing page waits for the
+ * fault thread, which waits for mem_lock). One that holds data is taken
+ * into the pool; one that reads zero (a read, or the rest of a host huge
+ * page one touch brought in) is dropped: a missing page reads zero too,
+ * and the next touch faults it in from the pool. So no host page from
+ * outside the pool stays under the guest.
+ */
+static void __adopt_strays(struct vm *vm, struct vm_region *r, uint64_t idx, uint64_t n)
+{
+	unsigned char vec[MM_PAGEBLOCK_PAGES];
+
+	for (uint64_t done = 0; done < n; done += MM_PAGEBLOCK_PAGES) {
+		uint64_t chunk = n - done < MM_PAGEBLOCK_PAGES ? n - done : MM_PAGEBLOCK_PAGES;
+		uint8_t *base = r->hva + ((idx + done) << MM_PAGE_SHIFT);
+
+		if (mincore(base, chunk << MM_PAGE_SHIFT, vec))
+			continue;	/* only EAGAIN/ENOMEM: the range is mapped */
+		for (uint64_t i = 0; i < chunk; i++) {
+			uint8_t *p = base + (i << MM_PAGE_SHIFT);
+
+			if (!(vec[i] & 1))
+				continue;
+			if (page_reads_zero(p) || !__adopt_stray(vm, r, idx + done + i)) {
+				madvise(p, MM_PAGE_SIZE, MADV_DONTNEED);
+				__atomic_add_fetch(&vm->discard.strays_dropped, 1,
+						   __ATOMIC_RELAXED);
+			}
+		}
+	}
 }
 
 /* mem_lock held: @n backed, unpinned pages from @idx leave the VM. */
@@ -702,6 +782,7 @@ static int __discard_run(struct vm *vm, struct vm_region *r, uint64_t idx,
 	}
 	__atomic_sub_fetch(&vm->stats.populated_pages, n, __ATOMIC_RELAXED);
 	*freed += n;
+	__adopt_strays(vm, r, idx, n);
 	return 0;
 }
 
@@ -779,6 +860,7 @@ static int __discard_block(struct vm *vm, struct vm_region *r, uint64_t range,
 	r->given_back[range] = 1;
 	gmem_free_frame(vm, NULL, block, MM_PAGEBLOCK_ORDER);
 	__atomic_add_fetch(&vm->discard.blocks, 1, __ATOMIC_RELAXED);
+	__adopt_strays(vm, r, idx0, MM_PAGEBLOCK_PAGES);
 	return 0;
 }
 

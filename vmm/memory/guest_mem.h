@@ -56,6 +56,8 @@ static inline uint64_t vm_populated_pages(struct vm *vm)
  * error of remapping (the pages concerned are then kept).
  */
 __must_check int gmem_discard(struct vm *vm, uint64_t gpa, uint64_t len);
+/* Tests only: called between a discard's new mapping and its registration. */
+extern void (*gmem_test_unarmed_hook)(uint8_t *hva, uint64_t len);
 
 /* The windows and the bookkeeping of guest RAM, then its KVM memory slots. */
 __must_check int gmem_init(struct vm *vm, char *err, size_t errlen);

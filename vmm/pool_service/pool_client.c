@@ -6,9 +6,10 @@
  * may wait for compaction calling back into this very process. A third
  * socket carries the service's requests, answered by cb_thread.
  *
- * Lock order: chan.lock, then cache_lock (a leaf); ops_lock is read-held
- * by cb_thread around an owner callback (which takes mem_lock), and
- * write-held only to change the operations.
+ * Locks (vm.h's list): chan.lock and cache_lock are leaves, never held
+ * together, and taken under the VM's mem_lock (a fault's refill, a free);
+ * ops_lock is read-held by cb_thread around an owner callback (which takes
+ * mem_lock), and write-held only to change the operations.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -552,7 +553,8 @@ static void chan_fini(struct chan *ch)
 }
 
 static int say_hello(struct pool_client *c, const char *name, uint64_t ram_bytes,
-		     const int theirs[2], struct pool_client_info *info, char *err, size_t errlen)
+		     unsigned int kind, const int theirs[2], struct pool_client_info *info,
+		     char *err, size_t errlen)
 {
 	struct pool_msg *m = c->fast.q;
 	size_t n = strnlen(name, POOL_NAME_MAX - 1);
@@ -561,7 +563,7 @@ static int say_hello(struct pool_client *c, const char *name, uint64_t ram_bytes
 	int ret;
 
 	*m = (struct pool_msg){ .op = POOL_HELLO, .n = (uint32_t)n,
-				.a = { POOL_PROTO_VERSION, ram_bytes, (uint64_t)getpid() } };
+				.a = { POOL_PROTO_VERSION, ram_bytes, (uint64_t)getpid(), kind } };
 	memcpy(m->data, name, n);
 	ret = pool_wire_send(c->fast.fd, m, sizeof(*m) + n, theirs, 2);
 	if (ret) {
@@ -597,8 +599,8 @@ static int say_hello(struct pool_client *c, const char *name, uint64_t ram_bytes
 }
 
 int pool_client_connect(const char *path, const char *name, uint64_t ram_bytes,
-			struct pool_client **out, struct pool_client_info *info,
-			char *err, size_t errlen)
+			unsigned int kind, struct pool_client **out,
+			struct pool_client_info *info, char *err, size_t errlen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int cb[2] = { -1, -1 }, slow[2] = { -1, -1 }, theirs[2];
@@ -631,7 +633,7 @@ int pool_client_connect(const char *path, const char *name, uint64_t ram_bytes,
 	c->slow.fd = slow[0];
 	theirs[0] = cb[1];
 	theirs[1] = slow[1];
-	ret = say_hello(c, name, ram_bytes, theirs, info, err, errlen);
+	ret = say_hello(c, name, ram_bytes, kind, theirs, info, err, errlen);
 	close(cb[1]);
 	close(slow[1]);
 	cb[1] = slow[1] = -1;

@@ -36,9 +36,10 @@ struct pool_client_info {
 };
 
 /* -errno with the service's sentence (or ours) in @err. */
+/* @kind: POOL_CLIENT_VM or POOL_CLIENT_TENANT (pool_proto.h). */
 __must_check int pool_client_connect(const char *path, const char *name, uint64_t ram_bytes,
-				     struct pool_client **out, struct pool_client_info *info,
-				     char *err, size_t errlen);
+				     unsigned int kind, struct pool_client **out,
+				     struct pool_client_info *info, char *err, size_t errlen);
 void pool_client_close(struct pool_client *c);
 bool pool_client_gone(struct pool_client *c);
 

@@ -24,7 +24,7 @@
 #define POOL_NAME_MAX		64
 
 enum pool_op {
-	POOL_HELLO = 1,		/* a: version, ram bytes, pid; data: name; fd: callback */
+	POOL_HELLO = 1,		/* a: version, ram bytes, pid, POOL_CLIENT_*; data: name; fd: callback */
 	POOL_ALLOC,		/* a: order, count, POOL_ALLOC_* -> frames; a: zeroed, huge bits */
 	POOL_FREE,		/* frames -> a[0]: how many were refused */
 	POOL_SPLIT,		/* a[0]: frame */
@@ -38,6 +38,15 @@ enum pool_op {
 	POOL_MIGRATE,		/* service to VM: a: old, new, order */
 	POOL_OPS
 };
+
+/*
+ * What a client is, said in its HELLO (a[3]): a VM process reports on its
+ * VM; any other tenant of the pool (gpmm fragmenting-tenant) only holds
+ * frames, and the report lists it as that. 0 is a VM: what clients that
+ * said nothing were.
+ */
+#define POOL_CLIENT_VM		0
+#define POOL_CLIENT_TENANT	1
 
 #define POOL_ALLOC_NOWAIT	0x1	/* never reclaim or compact */
 #define POOL_ALLOC_SPLIT	0x2	/* into order-0 allocations */

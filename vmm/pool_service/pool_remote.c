@@ -155,7 +155,8 @@ int pool_open_remote(const char *path, const char *name, uint64_t ram_bytes,
 
 	if (!pool)
 		return -ENOMEM;
-	ret = pool_client_connect(path, name, ram_bytes, &pool->client, &info, err, errlen);
+	ret = pool_client_connect(path, name, ram_bytes, POOL_CLIENT_VM, &pool->client, &info,
+				  err, errlen);
 	if (ret) {
 		free(pool);
 		return ret;

@@ -52,6 +52,7 @@ struct svc_client {
 	uint32_t owner;
 	bool registered;
 	char name[POOL_NAME_MAX];
+	unsigned int kind;	/* POOL_CLIENT_VM or POOL_CLIENT_TENANT */
 	uint64_t ram_bytes;
 	uint64_t quota;		/* frames */
 	uint64_t held;		/* frames granted and not given back, atomic */
@@ -428,6 +429,7 @@ static int hello(struct svc_client *c, struct pool_msg *m, char *why, size_t why
 	}
 	c->ram_bytes = m->a[1];
 	c->pid = (pid_t)m->a[2];
+	c->kind = m->a[3] == POOL_CLIENT_TENANT ? POOL_CLIENT_TENANT : POOL_CLIENT_VM;
 	memcpy(c->name, m->data, m->n);
 	c->name[m->n] = '\0';
 	for (char *p = c->name; *p; p++)
@@ -713,10 +715,19 @@ void pool_service_stop(struct pool_service *s)
 	free(s);
 }
 
+/*
+ * How old a client's last report is, in ms; svc->lock held. Both times
+ * come from the one monotonic clock and are read under the lock the
+ * report is kept under, so the age is never negative.
+ */
+static json_int_t __report_age_ms(const struct svc_client *c, uint64_t now)
+{
+	return now > c->report_ns ? (json_int_t)((now - c->report_ns) / 1000000ULL) : 0;
+}
+
 json_t *pool_service_clients_json(struct pool_service *s)
 {
 	json_t *arr = json_array(), *e;
-	uint64_t now = vm_now_ns();
 	size_t i;
 
 	if (!s)
@@ -727,15 +738,18 @@ json_t *pool_service_clients_json(struct pool_service *s)
 
 		if (!c->registered)
 			continue;
-		j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
-			"name", c->name, "pid", (json_int_t)c->pid, "owner", (json_int_t)c->owner,
+		j = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			"name", c->name, "kind", c->kind == POOL_CLIENT_TENANT ? "tenant" : "vm",
+			"pid", (json_int_t)c->pid, "owner", (json_int_t)c->owner,
 			"ram_bytes", (json_int_t)c->ram_bytes,
 			"frames_held", (json_int_t)__atomic_load_n(&c->held, __ATOMIC_RELAXED),
 			"quota_frames", (json_int_t)c->quota,
 			"moves_asked", (json_int_t)__atomic_load_n(&c->moves_asked, __ATOMIC_RELAXED),
 			"moves_late", (json_int_t)__atomic_load_n(&c->moves_late, __ATOMIC_RELAXED));
-		json_object_set_new(j, "report_age_ms", json_integer(c->report ?
-			(json_int_t)((now - c->report_ns) / 1000000ULL) : -1));
+		/* no report yet: no age, rather than a made-up one */
+		if (c->report)
+			json_object_set_new(j, "report_age_ms",
+					    json_integer(__report_age_ms(c, vm_now_ns())));
 		json_object_set_new(j, "vm", c->report ? json_loads(c->report, 0, NULL) : json_null());
 		json_array_append_new(arr, j);
 	}
