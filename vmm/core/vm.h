@@ -12,8 +12,10 @@
  *                        (devices/virtio/virtio_mmio.h): taken on the vCPU thread
  *                        that writes QueueNotify, where the device runs, and
  *                        by QMP (balloon target, stats); before mem_lock,
- *                        which its guest accesses (populate) and the
- *                        balloon's gmem_discard take. Never two at once.
+ *                        which its guest accesses (populate) take. The
+ *                        balloon's PFN work (gmem_discard) runs with it
+ *                        dropped, in batches, so no guest can hold it long.
+ *                        Never two at once.
  *   assembler.lock       held through a pass over the VMs (assembler.c);
  *                        an assembly's block is allocated under it (in a VM
  *                        process: the pool client's slow chan.lock)
@@ -34,7 +36,8 @@
  *                        request in flight on a channel to the service: taken
  *                        under mem_lock (a fault's refill or huge first touch,
  *                        a split, a pin, a free that spills the cache; so
- *                        dev->lock -> mem_lock -> chan.lock for the balloon), under
+ *                        dev->lock -> mem_lock -> chan.lock for a device's
+ *                        guest access that populates), under
  *                        assembler.lock (the slow channel) and with nothing
  *                        held. Under it only the socket: a leaf. The client's
  *                        cache_lock is a leaf too, never held with chan.lock.
@@ -49,7 +52,8 @@
  *
  * vm.lock (state, pause protocol), console_buf.lock and the 8250's lock
  * (devices/legacy/serial8250.c: vCPU threads and console input; under it only a
- * pipe write and KVM_IRQ_LINE) are leaves: nothing else is taken under them. The fault thread takes mem_lock (populate) and
+ * pipe write and KVM_IRQ_LINE) are leaves: nothing else is taken under
+ * them. The fault thread takes mem_lock (populate) and
  * mig.lock (write-protect faults), never both. Allocating a 2 MiB block may
  * compact, which calls back into VMs: vm_assemble_range allocates before it
  * takes mem_lock.
