@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The frame pool: one memfd whose 4 KiB offsets are the frames, and the
- * metadata that describes them.
+ * metadata that describes them. A metadata-only pool has no memfd: its
+ * frames are numbers, and only the metadata takes host memory.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -61,6 +62,8 @@ static int pool_check_config(const struct mm_pool_config *cfg, size_t *size)
 		return -EINVAL;
 	if ((*size >> MM_PAGE_SHIFT) >= NIL)	/* frame numbers are 32-bit */
 		return -EINVAL;
+	if (cfg && cfg->metadata_only && cfg->host_huge)	/* nothing to make huge */
+		return -EINVAL;
 	return 0;
 }
 
@@ -91,10 +94,12 @@ int mm_pool_create(const struct mm_pool_config *cfg, struct mm_pool **out)
 	pool->frames = calloc(pool->nr_frames, sizeof(*pool->frames));
 	if (!pool->frames || pageblock_bitmap_init(pool))
 		goto fail;
-	pool->fd = pool_open_memfd(cfg ? cfg->name : NULL, size);
-	if (pool->fd < 0) {
-		err = pool->fd;
-		goto fail;
+	if (!cfg || !cfg->metadata_only) {
+		pool->fd = pool_open_memfd(cfg ? cfg->name : NULL, size);
+		if (pool->fd < 0) {
+			err = pool->fd;
+			goto fail;
+		}
 	}
 	pthread_mutex_init(&pool->lock, NULL);
 	pthread_mutex_init(&pool->pcp_list_lock, NULL);
@@ -118,7 +123,8 @@ fail_host:
 	pthread_mutex_destroy(&pool->compact_lock);
 	pthread_mutex_destroy(&pool->pcp_list_lock);
 	pthread_mutex_destroy(&pool->lock);
-	close(pool->fd);
+	if (pool->fd >= 0)
+		close(pool->fd);
 fail:
 	free(pool->pageblock_flags);
 	free(pool->frames);
@@ -134,7 +140,8 @@ void mm_pool_destroy(struct mm_pool *pool)
 	while (pool->pcps)
 		mm_pcp_destroy(pool->pcps);
 	hostmem_exit(pool);
-	close(pool->fd);
+	if (pool->fd >= 0)
+		close(pool->fd);
 	pthread_mutex_destroy(&pool->compact_lock);
 	pthread_rwlock_destroy(&pool->owners_lock);
 	free(pool->owners);
