@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "bench/bigmem.h"
 #include "bench/trace.h"
 
 #define NO_FRAME	UINT32_MAX	/* the allocation failed, or was reclaimed */
@@ -90,7 +91,7 @@ static int table_grow(struct replay *r)
 	size_t old_cap = r->cap;
 
 	r->cap = old_cap ? old_cap * 2 : 1024;
-	r->slots = calloc(r->cap, sizeof(*r->slots));
+	r->slots = bigmem_alloc(r->cap * sizeof(*r->slots));
 	if (!r->slots) {
 		r->slots = old;
 		r->cap = old_cap;
@@ -100,7 +101,7 @@ static int table_grow(struct replay *r)
 	for (size_t i = 0; i < old_cap; i++)
 		if (old[i].used)
 			table_put(r, &old[i]);
-	free(old);
+	bigmem_free(old, old_cap * sizeof(*old));
 	return 0;
 }
 
@@ -154,7 +155,7 @@ static int at_grow(struct replay *r)
 {
 	struct at *old = r->at;
 	size_t old_cap = r->at_cap, cap = old_cap ? old_cap * 2 : 1024;
-	struct at *at = malloc(cap * sizeof(*at));
+	struct at *at = bigmem_alloc(cap * sizeof(*at));
 
 	if (!at)
 		return -ENOMEM;
@@ -166,7 +167,7 @@ static int at_grow(struct replay *r)
 	for (size_t i = 0; i < old_cap; i++)
 		if (old[i].frame != NO_FRAME)
 			at_insert(r, old[i].frame, (uint64_t)old[i].id_hi << 32 | old[i].id_lo);
-	free(old);
+	bigmem_free(old, old_cap * sizeof(*old));
 	return 0;
 }
 
@@ -377,8 +378,8 @@ void replay_destroy(struct replay *r)
 			mm_owner_unregister(r->pool, r->owner[t]);
 	if (r->base)
 		munmap(r->base, mm_pool_frames(r->pool) << MM_PAGE_SHIFT);
-	free(r->at);
-	free(r->slots);
+	bigmem_free(r->at, r->at_cap * sizeof(*r->at));
+	bigmem_free(r->slots, r->cap * sizeof(*r->slots));
 	free(r);
 }
 

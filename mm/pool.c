@@ -30,6 +30,36 @@ static int pool_open_memfd(const char *name, size_t size)
 }
 
 /*
+ * The frame metadata, zeroed: an anonymous mapping of its own, asked for
+ * as transparent huge pages. Buddies, free-list neighbours and migration
+ * targets are all over it, so on 4 KiB pages nearly every look-up in a
+ * large pool would miss the TLB as well as the cache. Only what is
+ * touched takes host memory.
+ */
+static size_t frames_bytes(uint64_t nr_frames)
+{
+	return nr_frames * sizeof(struct mm_frame);
+}
+
+static struct mm_frame *frames_alloc(uint64_t nr_frames)
+{
+	size_t bytes = frames_bytes(nr_frames);
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	(void)madvise(p, bytes, MADV_HUGEPAGE);	/* a hint only */
+	return p;
+}
+
+static void frames_free(struct mm_frame *frames, uint64_t nr_frames)
+{
+	if (frames)
+		munmap(frames, frames_bytes(nr_frames));
+}
+
+/*
  * Hand the whole pool to the buddy lists as the largest aligned blocks that
  * fit. Everything starts MOVABLE, as memmap_init_zone does in the seed, so
  * that unmovable allocations have to claim their own pageblocks instead of
@@ -91,7 +121,7 @@ int mm_pool_create(const struct mm_pool_config *cfg, struct mm_pool **out)
 	pool->fd = -1;
 
 	err = -ENOMEM;
-	pool->frames = calloc(pool->nr_frames, sizeof(*pool->frames));
+	pool->frames = frames_alloc(pool->nr_frames);
 	if (!pool->frames || pageblock_bitmap_init(pool))
 		goto fail;
 	if (!cfg || !cfg->metadata_only) {
@@ -127,7 +157,7 @@ fail_host:
 		close(pool->fd);
 fail:
 	free(pool->pageblock_flags);
-	free(pool->frames);
+	frames_free(pool->frames, pool->nr_frames);
 	free(pool);
 	return err;
 }
@@ -148,7 +178,7 @@ void mm_pool_destroy(struct mm_pool *pool)
 	pthread_mutex_destroy(&pool->lock);
 	pthread_mutex_destroy(&pool->pcp_list_lock);
 	free(pool->pageblock_flags);
-	free(pool->frames);
+	frames_free(pool->frames, pool->nr_frames);
 	free(pool);
 }
 
