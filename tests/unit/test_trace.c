@@ -321,8 +321,11 @@ static int reset_peak_rss(void)
 	return ret;
 }
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-#define SHADOW_FACTOR	5	/* shadow memory for every byte touched */
+/* Sanitizers keep shadow memory for every byte touched (TSan: several). */
+#if defined(__SANITIZE_THREAD__)
+#define SHADOW_FACTOR	8
+#elif defined(__SANITIZE_ADDRESS__)
+#define SHADOW_FACTOR	5
 #else
 #define SHADOW_FACTOR	1
 #endif
