@@ -121,6 +121,7 @@ DEV_SRCS   := devices/device.c \
 
 APP_SRCS   := $(VMM_SRCS) \
               bench/prng.c \
+              bench/bigmem.c \
               bench/workload.c \
               bench/trace.c \
               bench/progress.c \

@@ -16,6 +16,7 @@ struct frag_opts {
 	const char *trace;	/* trace file to replay instead */
 	bool live;		/* movable stays live; then order-9 requests */
 	bool gupta;		/* Gupta's test instead of a load */
+	bool check_contents;	/* a pool with memory: patterns checked on moves */
 	struct progress *progress;	/* status line, NULL: none */
 };
 
@@ -54,13 +55,20 @@ struct frag_result {
 	uint64_t claim_blocks;
 	uint64_t compact_stall;
 	uint64_t lumpy_success;
+	/* what the run took from the host */
+	bool contents_checked;
+	uint64_t peak_rss_bytes;	/* VmHWM, reset before the run */
+	uint64_t metadata_bytes;	/* the allocator's, for this pool */
+	uint64_t trace_table_bytes;	/* the replay's live-allocation tables */
 };
 
 /*
  * Run the load under @policy and measure it "at rest": by default every
  * MOVABLE and RECLAIMABLE allocation freed, UNMOVABLE ones kept; with
  * o->live, movable memory stays in use and order-9 blocks are requested
- * until one fails. Returns 0, or -errno with a message in @err.
+ * until one fails. The pool is metadata only (nothing of the host behind
+ * its frames) unless o->check_contents. Returns 0, or -errno with a
+ * message in @err.
  */
 int bench_frag_measure(const struct frag_opts *o, const char *policy,
 		       struct frag_result *res, char *err, size_t errlen);

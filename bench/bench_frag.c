@@ -5,12 +5,20 @@
  * then everything movable and reclaimable is given back and we ask how
  * much of the memory not pinned by unmovable allocations is free in 2 MiB
  * blocks, i.e. could back a guest with huge pages.
+ *
+ * The pool is metadata only: a replay needs the allocator's metadata, not
+ * memory behind the frames, so a pool far larger than the host replays
+ * in the metadata's 16 bytes per 4 KiB frame plus the trace's tables.
+ * Each run reports the peak RSS it took, read from the kernel.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "mm/mm.h"
 #include "bench/bench.h"
@@ -105,6 +113,41 @@ static int open_trace(const struct frag_opts *o, FILE **trace,
 	if (!*pool_mib)
 		*pool_mib = MM_DEFAULT_POOL_SIZE >> 20;
 	return 0;
+}
+
+/*
+ * The process's peak RSS starts again from its current RSS (Linux 4.0+:
+ * "5" to clear_refs), so that each policy's run has a peak of its own.
+ * Without it the peak is the process's so far, which only overstates.
+ */
+static void peak_rss_reset(void)
+{
+	int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (write(fd, "5", 1) != 1) {
+		/* nothing to do: the peak stays the process's */
+	}
+	close(fd);
+}
+
+/* VmHWM of /proc/self/status, else getrusage's ru_maxrss. */
+static uint64_t peak_rss_bytes(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	unsigned long long kib = 0;
+	char line[128];
+	struct rusage ru;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %llu kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	if (!kib && !getrusage(RUSAGE_SELF, &ru))
+		kib = (unsigned long long)ru.ru_maxrss;
+	return (uint64_t)kib << 10;
 }
 
 static const struct frag_policy policies[] = {
@@ -232,6 +275,8 @@ int bench_frag_measure(const struct frag_opts *o, const char *policy,
 	res->policy = p->name;
 	cfg.grouping = p->grouping;
 	cfg.policy = p->flags;
+	cfg.metadata_only = !o->check_contents;
+	peak_rss_reset();
 	ret = open_trace(o, &trace, &pool_mib, err, errlen);
 	if (ret)
 		return ret;
@@ -280,6 +325,11 @@ done:
 	res->corrupted_bytes = replay_counts(r)->corrupted_bytes + replay_verify(r);
 	res->pool_pages = mm_pool_frames(pool);
 	res->seconds = (double)(vm_now_ns() - t0) / 1e9;
+	res->contents_checked = replay_checks_contents(r);
+	res->metadata_bytes = (uint64_t)(mm_metadata_bytes_per_frame(pool) *
+					 (double)mm_pool_frames(pool));
+	res->trace_table_bytes = replay_table_bytes(r);
+	res->peak_rss_bytes = peak_rss_bytes();
 out:
 	replay_destroy(r);
 	mm_pcp_destroy(pcp);
@@ -292,7 +342,7 @@ out:
 static json_t *result_json(const struct frag_result *r)
 {
 	return json_pack("{s:s, s:f, s:f, s:I, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I,"
-			 " s:f, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:I}",
+			 " s:f, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:b, s:I, s:I, s:I}",
 		"policy", r->policy,
 		"huge_allocatable_pct", r->huge_allocatable_pct,
 		"physical_limit_pct", r->physical_limit_pct,
@@ -315,7 +365,43 @@ static json_t *result_json(const struct frag_result *r)
 		"corrupted_bytes", (json_int_t)r->corrupted_bytes,
 		"claim_blocks", (json_int_t)r->claim_blocks,
 		"compact_stall", (json_int_t)r->compact_stall,
-		"lumpy_success", (json_int_t)r->lumpy_success);
+		"lumpy_success", (json_int_t)r->lumpy_success,
+		"contents_checked", r->contents_checked,
+		"peak_rss_bytes", (json_int_t)r->peak_rss_bytes,
+		"metadata_bytes", (json_int_t)r->metadata_bytes,
+		"trace_table_bytes", (json_int_t)r->trace_table_bytes);
+}
+
+/* bad_B: pattern bytes that differed, or "-" when nothing was checked. */
+static const char *bad_bytes(const struct frag_result *r, char *buf, size_t len)
+{
+	if (!r->contents_checked)
+		return "-";
+	snprintf(buf, len, "%llu", (unsigned long long)r->corrupted_bytes);
+	return buf;
+}
+
+/*
+ * What each run took from the host against the pool it modelled: the
+ * peak RSS includes the allocator's metadata, the replay's tables and,
+ * for a built-in workload, the generator's pending frees.
+ */
+static void print_memory(const struct frag_result *res, int n)
+{
+	printf("\nhost memory: peak RSS of each run (VmHWM), the allocator's metadata "
+	       "and the trace's tables\n");
+	printf("%-20s %10s %8s %9s %8s %9s\n", "policy", "peak_MiB", "pool%",
+	       "meta_MiB", "meta%", "trace_MiB");
+	for (int i = 0; i < n; i++) {
+		double pool = (double)(res[i].pool_pages << MM_PAGE_SHIFT);
+
+		printf("%-20s %10.1f %8.3f %9.1f %8.3f %9.1f\n", res[i].policy,
+		       (double)res[i].peak_rss_bytes / (1 << 20),
+		       100.0 * (double)res[i].peak_rss_bytes / pool,
+		       (double)res[i].metadata_bytes / (1 << 20),
+		       100.0 * (double)res[i].metadata_bytes / pool,
+		       (double)res[i].trace_table_bytes / (1 << 20));
+	}
 }
 
 static void print_header(const struct frag_opts *o, const struct frag_result *res)
@@ -338,8 +424,10 @@ static void print_rest_table(const struct frag_result *res, int n)
 	printf("%-20s %11s %7s %8s %9s %8s %8s %9s %7s %6s %6s %6s\n", "policy",
 	       "huge_alloc%", "limit%", "mixed_pb", "unusable9", "U_blocks",
 	       "fallback", "steals", "claims", "failed", "bad_B", "secs");
-	for (int i = 0; i < n; i++)
-		printf("%-20s %11.2f %7.2f %8llu %9.3f %8llu %8llu %9llu %7llu %6llu %6llu %6.2f\n",
+	for (int i = 0; i < n; i++) {
+		char bad[24];
+
+		printf("%-20s %11.2f %7.2f %8llu %9.3f %8llu %8llu %9llu %7llu %6llu %6s %6.2f\n",
 		       res[i].policy, res[i].huge_allocatable_pct,
 		       res[i].physical_limit_pct,
 		       (unsigned long long)res[i].mixed_pageblocks,
@@ -349,7 +437,8 @@ static void print_rest_table(const struct frag_result *res, int n)
 		       (unsigned long long)res[i].pageblock_steals,
 		       (unsigned long long)res[i].claim_blocks,
 		       (unsigned long long)res[i].alloc_failed,
-		       (unsigned long long)res[i].corrupted_bytes, res[i].seconds);
+		       bad_bytes(&res[i], bad, sizeof(bad)), res[i].seconds);
+	}
 }
 
 static void print_live_table(const struct frag_result *res, int n)
@@ -360,8 +449,10 @@ static void print_live_table(const struct frag_result *res, int n)
 	printf("%-20s %11s %7s %10s %10s %10s %9s %8s %7s %7s %6s\n", "policy",
 	       "huge_alloc%", "blocks", "free_MiB", "reclm_MiB", "migrated",
 	       "mig/blk", "ms/blk", "stalls", "lumpy", "bad_B");
-	for (int i = 0; i < n; i++)
-		printf("%-20s %11.2f %7llu %10.1f %10.1f %10llu %9.1f %8.3f %7llu %7llu %6llu\n",
+	for (int i = 0; i < n; i++) {
+		char bad[24];
+
+		printf("%-20s %11.2f %7llu %10.1f %10.1f %10llu %9.1f %8.3f %7llu %7llu %6s\n",
 		       res[i].policy, res[i].huge_allocatable_pct,
 		       (unsigned long long)res[i].blocks,
 		       (double)res[i].free_before_pages / 256.0,
@@ -371,7 +462,8 @@ static void print_live_table(const struct frag_result *res, int n)
 		       res[i].ms_per_block,
 		       (unsigned long long)res[i].compact_stall,
 		       (unsigned long long)res[i].lumpy_success,
-		       (unsigned long long)res[i].corrupted_bytes);
+		       bad_bytes(&res[i], bad, sizeof(bad)));
+	}
 }
 
 static void print_gupta_table(const struct frag_result *res, int n)
@@ -380,13 +472,16 @@ static void print_gupta_table(const struct frag_result *res, int n)
 	       "quarter does not need\n\n");
 	printf("%-20s %8s %9s %8s %10s %10s %6s\n", "policy", "blocks", "possible",
 	       "pct", "migrated", "ms", "bad_B");
-	for (int i = 0; i < n; i++)
-		printf("%-20s %8llu %9llu %8.2f %10llu %10.1f %6llu\n", res[i].policy,
+	for (int i = 0; i < n; i++) {
+		char bad[24];
+
+		printf("%-20s %8llu %9llu %8.2f %10llu %10.1f %6s\n", res[i].policy,
 		       (unsigned long long)res[i].blocks,
 		       (unsigned long long)res[i].blocks_possible,
 		       res[i].huge_allocatable_pct,
 		       (unsigned long long)res[i].migrated_pages, res[i].ms_per_block,
-		       (unsigned long long)res[i].corrupted_bytes);
+		       bad_bytes(&res[i], bad, sizeof(bad)));
+	}
 }
 
 static void print_table(const struct frag_opts *o, const struct frag_result *res,
@@ -401,6 +496,7 @@ static void print_table(const struct frag_opts *o, const struct frag_result *res
 		print_live_table(res, n);
 	else
 		print_rest_table(res, n);
+	print_memory(res, n);
 	for (int i = 0; i < n; i++) {
 		if (!strcmp(res[i].policy, "buddy"))
 			buddy = &res[i];
@@ -435,12 +531,18 @@ static void print_json(const struct frag_opts *o, const struct frag_result *res,
 
 static const char frag_usage[] =
 	"usage: gpmm bench frag [--policy LIST] [--pool-mib N] [--seed N]\n"
-	"                       [--profile NAME | --trace FILE] [--live | --gupta] [--json]\n"
+	"                       [--profile NAME | --trace FILE] [--live | --gupta]\n"
+	"                       [--check-contents] [--json]\n"
 	"Fills the pool with a mixed workload and reports how much memory is\n"
 	"allocatable as 2 MiB blocks. Default: at rest, movable and reclaimable\n"
 	"freed. --live: movable stays in use; 2 MiB blocks are requested until\n"
 	"one fails (lumpy reclaim and compaction at work). --gupta: all order-0,\n"
 	"3/4 of every 2 MiB freed, then compaction.\n"
+	"The pool is metadata only (no memory behind its frames; about 0.4% of\n"
+	"its size in host memory, plus the trace's tables); each run reports\n"
+	"its peak RSS. --check-contents: a pool with memory instead, every page\n"
+	"allocated gets a pattern, checked on every move (bad_B); it takes as\n"
+	"much host memory as the load uses.\n"
 	"Policies (comma-separated): buddy grouping grouping+lumpy\n"
 	"grouping+compaction all-seed (grouping with lumpy, compaction and\n"
 	"compacting a block free for unmovable when no order-5 block is left)\n"
@@ -493,6 +595,7 @@ int cmd_bench_frag(int argc, char **argv)
 		{ "live", no_argument, NULL, 'l' },
 		{ "gupta", no_argument, NULL, 'g' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "check-contents", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -515,6 +618,7 @@ int cmd_bench_frag(int argc, char **argv)
 		case 'l': o.live = true; break;
 		case 'g': o.gupta = true; break;
 		case 'j': json = true; break;
+		case 'c': o.check_contents = true; break;
 		case 'h': fputs(frag_usage, stdout); return 0;
 		default: fputs(frag_usage, stderr); return 2;
 		}

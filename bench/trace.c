@@ -3,6 +3,11 @@
  * Trace parsing and replay. Live allocations are kept in an open-addressed
  * table keyed by the trace's ID (any 64-bit value); deletion shifts the
  * following entries back so no tombstones accumulate over long traces.
+ * A replay whose allocations have an owner also finds them by frame (the
+ * allocator's callbacks name frames) through a second table of the same
+ * kind: both grow with the live allocations, never with the pool, so a
+ * replay on a metadata-only pool of any size needs only the allocator's
+ * metadata and the trace's own.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -10,14 +15,24 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "bench/bigmem.h"
 #include "bench/trace.h"
+
+#define NO_FRAME	UINT32_MAX	/* the allocation failed, or was reclaimed */
 
 struct live {
 	uint64_t id;
-	int64_t frame;		/* -1: the allocation failed */
+	uint32_t frame;		/* NO_FRAME: holds nothing */
 	uint8_t order;
 	uint8_t mt;
 	uint8_t used;
+};
+
+/* frame -> trace ID, for owned allocations; frame NO_FRAME: empty slot */
+struct at {
+	uint32_t frame;
+	uint32_t id_lo;
+	uint32_t id_hi;
 };
 
 struct replay {
@@ -29,12 +44,18 @@ struct replay {
 	struct replay_counts counts;
 	/* live mode */
 	bool live;
-	uint8_t *base;		/* the pool memfd, mapped */
-	uint64_t *id_of;	/* head frame -> trace ID */
+	struct at *at;		/* by frame; at_cap a power of two */
+	size_t at_cap;
+	size_t at_nr;
+	uint8_t *base;		/* the pool memfd, mapped: NULL without one */
 	uint32_t owner[MIGRATE_TYPES];
 };
 
-#define NO_ID	UINT64_MAX
+/* Linear probing stays short up to 3/4 full. */
+static bool table_full(size_t nr, size_t cap)
+{
+	return 4 * (nr + 1) > 3 * cap;
+}
 
 static size_t slot_of(const struct replay *r, uint64_t id)
 {
@@ -70,7 +91,7 @@ static int table_grow(struct replay *r)
 	size_t old_cap = r->cap;
 
 	r->cap = old_cap ? old_cap * 2 : 1024;
-	r->slots = calloc(r->cap, sizeof(*r->slots));
+	r->slots = bigmem_alloc(r->cap * sizeof(*r->slots));
 	if (!r->slots) {
 		r->slots = old;
 		r->cap = old_cap;
@@ -80,7 +101,7 @@ static int table_grow(struct replay *r)
 	for (size_t i = 0; i < old_cap; i++)
 		if (old[i].used)
 			table_put(r, &old[i]);
-	free(old);
+	bigmem_free(old, old_cap * sizeof(*old));
 	return 0;
 }
 
@@ -102,10 +123,91 @@ static void table_del(struct replay *r, struct live *e)
 	r->nr--;
 }
 
+/* The frame table: the same scheme, keyed by frame. */
+static size_t at_slot_of(const struct replay *r, uint32_t frame)
+{
+	uint64_t h = (uint64_t)frame * 0x9e3779b97f4a7c15ULL;
+
+	return (h ^ (h >> 29)) & (r->at_cap - 1);
+}
+
+static struct at *at_find(struct replay *r, uint32_t frame)
+{
+	for (size_t i = at_slot_of(r, frame);; i = (i + 1) & (r->at_cap - 1)) {
+		if (r->at[i].frame == NO_FRAME)
+			return NULL;
+		if (r->at[i].frame == frame)
+			return &r->at[i];
+	}
+}
+
+static void at_insert(struct replay *r, uint32_t frame, uint64_t id)
+{
+	size_t i = at_slot_of(r, frame);
+
+	while (r->at[i].frame != NO_FRAME)
+		i = (i + 1) & (r->at_cap - 1);
+	r->at[i] = (struct at){ frame, (uint32_t)id, (uint32_t)(id >> 32) };
+	r->at_nr++;
+}
+
+static int at_grow(struct replay *r)
+{
+	struct at *old = r->at;
+	size_t old_cap = r->at_cap, cap = old_cap ? old_cap * 2 : 1024;
+	struct at *at = bigmem_alloc(cap * sizeof(*at));
+
+	if (!at)
+		return -ENOMEM;
+	for (size_t i = 0; i < cap; i++)
+		at[i].frame = NO_FRAME;
+	r->at = at;
+	r->at_cap = cap;
+	r->at_nr = 0;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].frame != NO_FRAME)
+			at_insert(r, old[i].frame, (uint64_t)old[i].id_hi << 32 | old[i].id_lo);
+	bigmem_free(old, old_cap * sizeof(*old));
+	return 0;
+}
+
+static void at_del(struct replay *r, struct at *a)
+{
+	size_t mask = r->at_cap - 1;
+	size_t hole = (size_t)(a - r->at);
+
+	for (size_t i = (hole + 1) & mask; r->at[i].frame != NO_FRAME; i = (i + 1) & mask) {
+		size_t home = at_slot_of(r, r->at[i].frame);
+
+		if (((i - home) & mask) >= ((i - hole) & mask)) {
+			r->at[hole] = r->at[i];
+			hole = i;
+		}
+	}
+	r->at[hole].frame = NO_FRAME;
+	r->at_nr--;
+}
+
+/* Record that @frame holds @id; room is made before the allocation. */
+static void at_set(struct replay *r, uint32_t frame, uint64_t id)
+{
+	if (r->live)
+		at_insert(r, frame, id);
+}
+
+static void at_clear(struct replay *r, uint32_t frame)
+{
+	struct at *a = r->live ? at_find(r, frame) : NULL;
+
+	if (a)
+		at_del(r, a);
+}
+
 /*
  * The pattern of a page: its first and last words name the allocation and
  * the page, so a copy to the wrong place, a torn copy or a lost page all
- * show up as mismatching bytes.
+ * show up as mismatching bytes. Only a pool with memory behind it has
+ * patterns; on a metadata-only pool frames are numbers.
  */
 static uint64_t page_tag(uint64_t id, uint64_t page)
 {
@@ -115,7 +217,7 @@ static uint64_t page_tag(uint64_t id, uint64_t page)
 static void pattern_write(struct replay *r, uint64_t frame, unsigned int order,
 			  uint64_t id)
 {
-	for (uint64_t i = 0; i < (1UL << order); i++) {
+	for (uint64_t i = 0; r->base && i < (1UL << order); i++) {
 		uint64_t *p = (uint64_t *)(r->base + ((frame + i) << MM_PAGE_SHIFT));
 
 		p[0] = page_tag(id, i);
@@ -137,7 +239,7 @@ static uint64_t pattern_check(struct replay *r, uint64_t frame,
 {
 	uint64_t bad = 0;
 
-	for (uint64_t i = 0; i < (1UL << order); i++) {
+	for (uint64_t i = 0; r->base && i < (1UL << order); i++) {
 		const uint64_t *p = (const uint64_t *)(r->base + ((frame + i) << MM_PAGE_SHIFT));
 
 		bad += bytes_differ(p[0], page_tag(id, i));
@@ -146,16 +248,25 @@ static uint64_t pattern_check(struct replay *r, uint64_t frame,
 	return bad;
 }
 
-static struct live *entry_of_frame(struct replay *r, uint64_t frame)
+static void pattern_copy(struct replay *r, uint64_t old, uint64_t new, unsigned int order)
 {
-	struct live *e;
-
-	if (frame >= mm_pool_frames(r->pool) || r->id_of[frame] == NO_ID)
-		return NULL;
-	e = table_find(r, r->id_of[frame]);
-	return e && e->frame == (int64_t)frame ? e : NULL;
+	if (r->base)
+		memcpy(r->base + (new << MM_PAGE_SHIFT), r->base + (old << MM_PAGE_SHIFT),
+		       MM_PAGE_SIZE << order);
 }
 
+static struct live *entry_of_frame(struct replay *r, uint64_t frame)
+{
+	struct at *a;
+	struct live *e;
+
+	if (frame >= mm_pool_frames(r->pool) || !(a = at_find(r, (uint32_t)frame)))
+		return NULL;
+	e = table_find(r, (uint64_t)a->id_hi << 32 | a->id_lo);
+	return e && e->frame == frame ? e : NULL;
+}
+
+/* The moved-to frame takes the moved-from one's place in the frame table. */
 static int replay_migrate(void *priv, uint64_t old, uint64_t new, unsigned int order)
 {
 	struct replay *r = priv;
@@ -164,11 +275,10 @@ static int replay_migrate(void *priv, uint64_t old, uint64_t new, unsigned int o
 	if (!e || e->order != order)
 		return -ENOENT;
 	r->counts.corrupted_bytes += pattern_check(r, old, order, e->id);
-	memcpy(r->base + (new << MM_PAGE_SHIFT), r->base + (old << MM_PAGE_SHIFT),
-	       MM_PAGE_SIZE << order);
-	e->frame = (int64_t)new;
-	r->id_of[new] = e->id;
-	r->id_of[old] = NO_ID;
+	pattern_copy(r, old, new, order);
+	at_clear(r, (uint32_t)old);
+	at_insert(r, (uint32_t)new, e->id);
+	e->frame = (uint32_t)new;
 	r->counts.migrated_pages += 1UL << order;
 	return 0;
 }
@@ -183,9 +293,9 @@ static int replay_reclaim(void *priv, uint64_t frame, unsigned int order)
 	r->counts.corrupted_bytes += pattern_check(r, frame, order, e->id);
 	r->counts.live_pages[e->mt] -= 1UL << order;
 	r->counts.reclaimed_pages += 1UL << order;
-	r->id_of[frame] = NO_ID;
+	at_clear(r, (uint32_t)frame);
 	/* the trace may still free it: keep the ID, like a failed allocation */
-	e->frame = -1;
+	e->frame = NO_FRAME;
 	return 0;
 }
 
@@ -194,22 +304,26 @@ static const struct mm_owner_ops reclaimable_ops = {
 	.migrate = replay_migrate, .reclaim = replay_reclaim,
 };
 
+/*
+ * A pool with memory gets patterns, written through a view of its memfd;
+ * a metadata-only pool (no memfd) is never touched.
+ */
 static int replay_go_live(struct replay *r)
 {
 	uint64_t frames = mm_pool_frames(r->pool);
 	int ret;
 
-	r->base = mmap(NULL, frames << MM_PAGE_SHIFT, PROT_READ | PROT_WRITE,
-		       MAP_SHARED, mm_pool_fd(r->pool), 0);
-	if (r->base == MAP_FAILED) {
-		r->base = NULL;
-		return -errno;
+	if (mm_pool_fd(r->pool) >= 0) {
+		r->base = mmap(NULL, frames << MM_PAGE_SHIFT, PROT_READ | PROT_WRITE,
+			       MAP_SHARED, mm_pool_fd(r->pool), 0);
+		if (r->base == MAP_FAILED) {
+			r->base = NULL;
+			return -errno;
+		}
 	}
-	r->id_of = malloc(frames * sizeof(*r->id_of));
-	if (!r->id_of)
-		return -ENOMEM;
-	memset(r->id_of, 0xff, frames * sizeof(*r->id_of));
-	ret = mm_owner_register(r->pool, &movable_ops, r, &r->owner[MIGRATE_MOVABLE]);
+	ret = at_grow(r);
+	if (!ret)
+		ret = mm_owner_register(r->pool, &movable_ops, r, &r->owner[MIGRATE_MOVABLE]);
 	if (!ret)
 		ret = mm_owner_register(r->pool, &reclaimable_ops, r,
 					&r->owner[MIGRATE_RECLAIMABLE]);
@@ -238,11 +352,21 @@ uint64_t replay_verify(struct replay *r)
 {
 	uint64_t bad = 0;
 
-	for (size_t i = 0; r->live && i < r->cap; i++)
-		if (r->slots[i].used && r->slots[i].frame >= 0)
+	for (size_t i = 0; r->base && i < r->cap; i++)
+		if (r->slots[i].used && r->slots[i].frame != NO_FRAME)
 			bad += pattern_check(r, r->slots[i].frame, r->slots[i].order,
 					     r->slots[i].id);
 	return bad;
+}
+
+bool replay_checks_contents(const struct replay *r)
+{
+	return r->base;
+}
+
+size_t replay_table_bytes(const struct replay *r)
+{
+	return r->cap * sizeof(*r->slots) + r->at_cap * sizeof(*r->at);
 }
 
 void replay_destroy(struct replay *r)
@@ -254,8 +378,8 @@ void replay_destroy(struct replay *r)
 			mm_owner_unregister(r->pool, r->owner[t]);
 	if (r->base)
 		munmap(r->base, mm_pool_frames(r->pool) << MM_PAGE_SHIFT);
-	free(r->id_of);
-	free(r->slots);
+	bigmem_free(r->at, r->at_cap * sizeof(*r->at));
+	bigmem_free(r->slots, r->cap * sizeof(*r->slots));
 	free(r);
 }
 
@@ -274,20 +398,19 @@ static int replay_alloc(struct replay *r, const struct trace_event *ev,
 		snprintf(err, errlen, "id %" PRIu64 " is already allocated", ev->id);
 		return -EINVAL;
 	}
-	if (2 * (r->nr + 1) > r->cap && table_grow(r)) {
+	if ((table_full(r->nr, r->cap) && table_grow(r)) ||
+	    (r->live && table_full(r->at_nr, r->at_cap) && at_grow(r))) {
 		snprintf(err, errlen, "out of memory for the trace table");
 		return -ENOMEM;
 	}
 	frame = mm_alloc(r->pool, r->pcp, ev->order, ev->mt, r->owner[ev->mt]);
-	e.frame = frame < 0 ? -1 : frame;
+	e.frame = frame < 0 ? NO_FRAME : (uint32_t)frame;
 	if (frame < 0) {
 		r->counts.alloc_failed++;
 	} else {
 		r->counts.live_pages[ev->mt] += 1UL << ev->order;
-		if (r->live) {
-			pattern_write(r, frame, ev->order, ev->id);
-			r->id_of[frame] = ev->id;
-		}
+		pattern_write(r, (uint64_t)frame, ev->order, ev->id);
+		at_set(r, (uint32_t)frame, ev->id);
 	}
 	r->counts.allocs++;
 	table_put(r, &e);
@@ -298,12 +421,10 @@ static int release(struct replay *r, struct live *e)
 {
 	int ret = 0;
 
-	if (e->frame >= 0) {
-		if (r->live) {
-			r->counts.corrupted_bytes += pattern_check(r, e->frame, e->order, e->id);
-			r->id_of[e->frame] = NO_ID;
-		}
-		ret = mm_free(r->pool, r->pcp, (uint64_t)e->frame);
+	if (e->frame != NO_FRAME) {
+		r->counts.corrupted_bytes += pattern_check(r, e->frame, e->order, e->id);
+		at_clear(r, e->frame);
+		ret = mm_free(r->pool, r->pcp, e->frame);
 		r->counts.live_pages[e->mt] -= 1UL << e->order;
 		r->counts.frees++;
 	}
@@ -355,7 +476,7 @@ uint64_t replay_free_some(struct replay *r, unsigned int mask,
 
 		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
 		if (e->used && (mask & (1U << e->mt)) && (seed >> 33) % 1000 < permille) {
-			freed += e->frame >= 0 ? 1UL << e->order : 0;
+			freed += e->frame != NO_FRAME ? 1UL << e->order : 0;
 			release(r, e);
 		} else {
 			i++;

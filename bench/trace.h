@@ -31,7 +31,7 @@ struct replay_counts {
 	/* live mode: what the allocator did through our owner callbacks */
 	uint64_t migrated_pages;
 	uint64_t reclaimed_pages;
-	uint64_t corrupted_bytes;	/* pattern mismatches seen on a move */
+	uint64_t corrupted_bytes;	/* pattern mismatches (a pool with memory only) */
 };
 
 struct replay;
@@ -39,12 +39,17 @@ struct replay;
 /*
  * @live: the replay owns its allocations the way a VMM would: MOVABLE ones
  * can be migrated, RECLAIMABLE ones also reclaimed, through owner
- * callbacks; every allocated page carries a pattern, checked on each move.
+ * callbacks. On a pool with memory every allocated page carries a
+ * pattern, checked on each move; a metadata-only pool is never touched.
  */
 int replay_create(struct mm_pool *pool, struct mm_pcp *pcp, bool live,
 		  struct replay **out);
 /* Live mode: re-check every live allocation's pattern; corrupted bytes. */
 uint64_t replay_verify(struct replay *r);
+/* Are contents checked (live, on a pool with memory)? */
+bool replay_checks_contents(const struct replay *r);
+/* What the replay's own tables take now: the trace's live allocations. */
+size_t replay_table_bytes(const struct replay *r);
 void replay_destroy(struct replay *r);
 /* 0, or -EINVAL with a message in @err (unknown or duplicate ID). */
 int replay_event(struct replay *r, const struct trace_event *ev, char *err,

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/bigmem.h"
 #include "bench/prng.h"
 #include "bench/workload.h"
 
@@ -148,7 +149,8 @@ static int heap_push(struct gen *g, uint64_t tick, uint64_t id)
 
 	if (g->nr_heap == g->cap_heap) {
 		size_t cap = g->cap_heap ? 2 * g->cap_heap : 4096;
-		struct expiry *h = realloc(g->heap, cap * sizeof(*h));
+		struct expiry *h = bigmem_grow(g->heap, g->cap_heap * sizeof(*h),
+					       cap * sizeof(*h));
 
 		if (!h)
 			return -ENOMEM;
@@ -292,7 +294,7 @@ static int allocate_one(struct gen *g, uint64_t tick, uint64_t end,
 
 	if (g->nr_ids == g->cap_ids) {
 		uint64_t cap = g->cap_ids ? 2 * g->cap_ids : 65536;
-		uint8_t *info = realloc(g->info, cap);
+		uint8_t *info = bigmem_grow(g->info, g->cap_ids, cap);
 
 		if (!info)
 			return -ENOMEM;
@@ -382,7 +384,7 @@ int wl_generate(const struct wl_profile *p, uint64_t pool_pages, uint64_t seed,
 	/* Allocations average ~1.7 pages: the pool turns over in this many. */
 	g.turnover = p->occupancy * (double)pool_pages / 1.7;
 	ret = run(&g, pool_pages);
-	free(g.heap);
-	free(g.info);
+	bigmem_free(g.heap, g.cap_heap * sizeof(*g.heap));
+	bigmem_free(g.info, g.cap_ids);
 	return ret;
 }

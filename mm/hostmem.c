@@ -32,6 +32,10 @@
  * says the pageblock's last take found it without host memory: a whole
  * block allocated that way reads zero (mm_pageblock_take_zeroed).
  *
+ * A metadata-only pool (no memfd, pool->fd < 0) keeps the same states,
+ * so its allocations behave the same, but has nothing to populate, make
+ * huge or punch: those steps do nothing on it.
+ *
  * Locks: host_lock serialises making blocks huge with punching them, so
  * a collapse never races a punch of the same range. Order: host_lock,
  * then pool->lock (never host_lock while pool->lock is held); nothing
@@ -123,6 +127,8 @@ int hostmem_init(struct mm_pool *pool, size_t size)
 	pool->pb_host = calloc(pool->nr_pageblocks + 1, 1);
 	if (!pool->pb_host)
 		return -ENOMEM;
+	if (pool->fd < 0)	/* metadata only: no view to map */
+		return 0;
 	return mm_map_pool_view(pool->fd, size, &pool->base);
 }
 
@@ -425,6 +431,8 @@ uint64_t hostmem_report(struct mm_pool *pool, unsigned int min_passes)
 	uint64_t released = 0;
 	bool more = true;
 
+	if (pool->fd < 0)
+		return 0;
 	pthread_mutex_lock(&pool->host_lock);
 	while (more)
 		released += report_batch(pool, min_passes, &more);
@@ -487,6 +495,8 @@ uint64_t mm_pool_populate(struct mm_pool *pool, uint64_t pageblocks)
 	uint64_t made = 0;
 	bool more = true;
 
+	if (pool->fd < 0)
+		return 0;
 	pthread_mutex_lock(&pool->host_lock);
 	while (more && pageblocks)
 		made += populate_batch(pool, &pageblocks, &more);
@@ -498,6 +508,8 @@ int64_t mm_pool_host_bytes(const struct mm_pool *pool)
 {
 	struct stat st;
 
+	if (pool->fd < 0)
+		return 0;
 	if (fstat(pool->fd, &st) < 0)
 		return -errno;
 	return (int64_t)st.st_blocks * 512;
@@ -516,6 +528,8 @@ int mm_page_reporting_start(struct mm_pool *pool, unsigned int delay_ms)
 {
 	if (pool->reporting || !delay_ms)
 		return -EINVAL;
+	if (pool->fd < 0)
+		return -EOPNOTSUPP;
 	return mm_worker_start(&pool->reporting, pool, delay_ms, page_reporting_pass, NULL,
 			       "gpmm-reporting");
 }

@@ -109,10 +109,19 @@ struct mm_pool_config {
 	unsigned int pcp_batch;	/* refill/spill batch, 0 = default */
 	const char *name;	/* memfd name, NULL = "gpmm-pool" */
 	bool host_huge;		/* make a pageblock a host huge page when first used */
+	/*
+	 * Frames are numbers only: no memfd, no mapping, nothing of the host
+	 * behind them (a trace replay, a model of a pool too big to hold).
+	 * mm_pool_fd() is -1, mm_pool_base() NULL, host_huge is refused, and
+	 * the host-memory calls below do nothing. Owners' migrate callbacks
+	 * still run: they have nothing to copy.
+	 */
+	bool metadata_only;
 };
 
-/* Pool life cycle. mm_pool_create returns -EINVAL for a bad size and the
- * errno of memfd_create/ftruncate/allocation failures. */
+/* Pool life cycle. mm_pool_create returns -EINVAL for a bad size (or
+ * host_huge with metadata_only) and the errno of memfd_create/ftruncate/
+ * allocation failures. */
 __must_check int mm_pool_create(const struct mm_pool_config *cfg,
 				struct mm_pool **out);
 void mm_pool_destroy(struct mm_pool *pool);
@@ -136,6 +145,7 @@ uint8_t *mm_pool_base(const struct mm_pool *pool);
  * (one that received the fd): starts one page off a 2 MiB boundary.
  */
 __must_check int mm_map_pool_view(int fd, size_t size, uint8_t **out);
+/* -EOPNOTSUPP on a metadata-only pool: it has nothing to give back. */
 __must_check int mm_page_reporting_start(struct mm_pool *pool,
 					 unsigned int delay_ms);
 void mm_page_reporting_stop(struct mm_pool *pool);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The frame pool: one memfd whose 4 KiB offsets are the frames, and the
- * metadata that describes them.
+ * metadata that describes them. A metadata-only pool has no memfd: its
+ * frames are numbers, and only the metadata takes host memory.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,6 +27,36 @@ static int pool_open_memfd(const char *name, size_t size)
 		return err;
 	}
 	return fd;
+}
+
+/*
+ * The frame metadata, zeroed: an anonymous mapping of its own, asked for
+ * as transparent huge pages. Buddies, free-list neighbours and migration
+ * targets are all over it, so on 4 KiB pages nearly every look-up in a
+ * large pool would miss the TLB as well as the cache. Only what is
+ * touched takes host memory.
+ */
+static size_t frames_bytes(uint64_t nr_frames)
+{
+	return nr_frames * sizeof(struct mm_frame);
+}
+
+static struct mm_frame *frames_alloc(uint64_t nr_frames)
+{
+	size_t bytes = frames_bytes(nr_frames);
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	(void)madvise(p, bytes, MADV_HUGEPAGE);	/* a hint only */
+	return p;
+}
+
+static void frames_free(struct mm_frame *frames, uint64_t nr_frames)
+{
+	if (frames)
+		munmap(frames, frames_bytes(nr_frames));
 }
 
 /*
@@ -61,6 +92,8 @@ static int pool_check_config(const struct mm_pool_config *cfg, size_t *size)
 		return -EINVAL;
 	if ((*size >> MM_PAGE_SHIFT) >= NIL)	/* frame numbers are 32-bit */
 		return -EINVAL;
+	if (cfg && cfg->metadata_only && cfg->host_huge)	/* nothing to make huge */
+		return -EINVAL;
 	return 0;
 }
 
@@ -88,13 +121,15 @@ int mm_pool_create(const struct mm_pool_config *cfg, struct mm_pool **out)
 	pool->fd = -1;
 
 	err = -ENOMEM;
-	pool->frames = calloc(pool->nr_frames, sizeof(*pool->frames));
+	pool->frames = frames_alloc(pool->nr_frames);
 	if (!pool->frames || pageblock_bitmap_init(pool))
 		goto fail;
-	pool->fd = pool_open_memfd(cfg ? cfg->name : NULL, size);
-	if (pool->fd < 0) {
-		err = pool->fd;
-		goto fail;
+	if (!cfg || !cfg->metadata_only) {
+		pool->fd = pool_open_memfd(cfg ? cfg->name : NULL, size);
+		if (pool->fd < 0) {
+			err = pool->fd;
+			goto fail;
+		}
 	}
 	pthread_mutex_init(&pool->lock, NULL);
 	pthread_mutex_init(&pool->pcp_list_lock, NULL);
@@ -118,10 +153,11 @@ fail_host:
 	pthread_mutex_destroy(&pool->compact_lock);
 	pthread_mutex_destroy(&pool->pcp_list_lock);
 	pthread_mutex_destroy(&pool->lock);
-	close(pool->fd);
+	if (pool->fd >= 0)
+		close(pool->fd);
 fail:
 	free(pool->pageblock_flags);
-	free(pool->frames);
+	frames_free(pool->frames, pool->nr_frames);
 	free(pool);
 	return err;
 }
@@ -134,14 +170,15 @@ void mm_pool_destroy(struct mm_pool *pool)
 	while (pool->pcps)
 		mm_pcp_destroy(pool->pcps);
 	hostmem_exit(pool);
-	close(pool->fd);
+	if (pool->fd >= 0)
+		close(pool->fd);
 	pthread_mutex_destroy(&pool->compact_lock);
 	pthread_rwlock_destroy(&pool->owners_lock);
 	free(pool->owners);
 	pthread_mutex_destroy(&pool->lock);
 	pthread_mutex_destroy(&pool->pcp_list_lock);
 	free(pool->pageblock_flags);
-	free(pool->frames);
+	frames_free(pool->frames, pool->nr_frames);
 	free(pool);
 }
 

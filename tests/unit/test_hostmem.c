@@ -375,6 +375,37 @@ static void test_reporter_takes_no_signal(void)
 	mm_pool_destroy(pool);
 }
 
+/*
+ * A metadata-only pool far larger than the host: no memfd, no view, and
+ * every host-memory call does nothing, while allocation behaves as on any
+ * pool (a whole pageblock taken reads zero: nothing was ever behind it).
+ */
+static void test_metadata_only_pool(void)
+{
+	struct mm_pool_config cfg = { .size = 64UL << 30, .grouping = true,
+				      .metadata_only = true };
+	struct mm_pool *pool = NULL;
+	long frame;
+
+	CU_ASSERT_EQUAL_FATAL(mm_pool_create(&cfg, &pool), 0);
+	CU_ASSERT_EQUAL(mm_pool_fd(pool), -1);
+	CU_ASSERT_PTR_NULL(mm_pool_base(pool));
+	CU_ASSERT_EQUAL(mm_pool_host_bytes(pool), 0);
+	CU_ASSERT_EQUAL(mm_page_reporting_start(pool, 10), -EOPNOTSUPP);
+	CU_ASSERT_EQUAL(mm_pool_populate(pool, 8), 0);
+	frame = mm_alloc(pool, NULL, MM_PAGEBLOCK_ORDER, MIGRATE_MOVABLE, MM_NO_OWNER);
+	CU_ASSERT_FATAL(frame >= 0);
+	CU_ASSERT(mm_pageblock_take_zeroed(pool, (uint64_t)frame));
+	CU_ASSERT_FALSE(mm_pageblock_host_huge(pool, (uint64_t)frame));
+	CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)frame), 0);
+	CU_ASSERT_EQUAL(mm_release_free(pool), 0);
+	mm_pool_destroy(pool);
+
+	/* nothing to make huge */
+	cfg.host_huge = true;
+	CU_ASSERT_EQUAL(mm_pool_create(&cfg, &pool), -EINVAL);
+}
+
 static const struct suite_test tests[] = {
 	{ "pool starts with no host memory", test_pool_starts_empty },
 	{ "a whole free pageblock goes back, others keep data",
@@ -385,6 +416,7 @@ static const struct suite_test tests[] = {
 	{ "populate ahead, then give back", test_populate_then_release },
 	{ "reporting never punches a used frame", test_reporting_never_punches_used_frames },
 	{ "the reporter thread takes no signal", test_reporter_takes_no_signal },
+	{ "a metadata-only pool has no host memory", test_metadata_only_pool },
 };
 
 int register_hostmem_suite(void)
