@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "vmm/pool_service/pool_service.h"
 #include "vmm/control/qmp_client.h"
 #include "vmm/sys/sandbox.h"
+#include "vmm/sys/unix_socket.h"
 
 static const char run_usage[] =
 	"usage: gpmm run [CONFIG.ini] [OPTION...]\n"
@@ -477,6 +479,9 @@ static const char daemon_usage[] =
 	"                           $GPMM_RUN_DIR/gpmm.sock)\n"
 	"  --pool-socket PATH|none  where VM processes are lent the pool (default\n"
 	"                           $GPMM_RUN_DIR/pool.sock; none: not lent)\n"
+	"  --pool-group GROUP       lend the pool to VM processes of GROUP too, and\n"
+	"                           open pool.sock and its directory to it alone\n"
+	"                           (libvirt's domains: libvirt-qemu; docs/libvirt.md)\n"
 	"  --pool-answer-ms MS      a VM process that does not answer a request to\n"
 	"                           move a page in MS ms is treated as pinned (3000)\n"
 	"  --metrics FILE           keep FILE in Prometheus' text format, rewritten\n"
@@ -500,6 +505,7 @@ int cmd_daemon(int argc, char **argv)
 		{ "pool-populate", no_argument, NULL, 'E' },
 		{ "pool-socket", required_argument, NULL, 'S' },
 		{ "pool-answer-ms", required_argument, NULL, 'A' },
+		{ "pool-group", required_argument, NULL, 'G' },
 		{ "metrics", required_argument, NULL, 'M' },
 		{ "no-seccomp", no_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
@@ -507,6 +513,8 @@ int cmd_daemon(int argc, char **argv)
 	};
 	char pool_sock[108], metrics[PATH_MAX] = "";
 	unsigned long answer_ms = 0;
+	gid_t pool_group = UNIX_NO_GROUP;
+	struct group *gr;
 	struct vm_config host;	/* parses the pool_* keys as gpmm run does */
 	char path[108], err[512];
 	bool grouping = true, no_seccomp = false;
@@ -535,6 +543,14 @@ int cmd_daemon(int argc, char **argv)
 		case 'S': snprintf(pool_sock, sizeof(pool_sock), "%s", optarg); break;
 		case 'M': snprintf(metrics, sizeof(metrics), "%s", optarg); break;
 		case 'X': no_seccomp = true; break;
+		case 'G':
+			gr = getgrnam(optarg);
+			if (!gr) {
+				fprintf(stderr, "gpmm daemon: --pool-group %s: no such group\n", optarg);
+				return 2;
+			}
+			pool_group = gr->gr_gid;
+			break;
 		case 'A':
 			answer_ms = strtoul(optarg, &end, 10);
 			if (*end || !answer_ms || answer_ms > 600000) {
@@ -574,7 +590,8 @@ int cmd_daemon(int argc, char **argv)
 	}
 	snprintf(d.metrics_path, sizeof(d.metrics_path), "%s", metrics);
 	if (strcmp(pool_sock, "none") &&
-	    pool_service_start(pool, pool_sock, (unsigned int)answer_ms, &d.svc, err, sizeof(err))) {
+	    pool_service_start(pool, pool_sock, (unsigned int)answer_ms, pool_group, &d.svc, err,
+			       sizeof(err))) {
 		fprintf(stderr, "gpmm daemon: pool service: %s\n", err);
 		daemon_fini(&d);
 		pool_close(pool);
