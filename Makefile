@@ -13,7 +13,7 @@
 PKGS       := gcc make binutils libjansson-dev libinih-dev libseccomp-dev \
               busybox-static xz-utils
 PKGS_TEST  := procps libcunit1-dev qemu-system-x86 \
-              libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients \
+              libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients virtinst \
               clang-14 libclang-rt-14-dev
 BUILD      := build
 ifeq ($(SANITIZE),1)
@@ -76,6 +76,7 @@ VMM_SRCS   := vmm/memory/pool_own.c \
               vmm/qemu/qemu_args.c vmm/qemu/qmp_qemu.c cli/cmd_qemu.c \
               vmm/core/kvm.c \
               vmm/sys/host.c \
+              vmm/sys/uffd.c \
               vmm/memory/guest_mem.c \
               vmm/memory/guest_access.c \
               vmm/memory/page_move.c \
@@ -398,7 +399,7 @@ install: all
 	$(call say,INSTALL,$(INST_CONFIGS))$(ini_fill) configs/memtest.ini > $(INST_CONFIGS)/memtest.ini
 	$(Q)$(call libvirt_fill,$(BINDIR)/gpmm-qemu,$(DATADIR)/guests) configs/libvirt/payload.xml.in \
 		> $(INST_CONFIGS)/libvirt/payload.xml
-	$(Q)install -m 644 configs/libvirt/qemu.conf $(INST_CONFIGS)/libvirt/
+	$(Q)install -m 644 configs/libvirt/qemu.conf configs/libvirt/60-gpmm-userfaultfd.rules $(INST_CONFIGS)/libvirt/
 	$(Q)if [ -f $(BUILD)/guests/linux/bzImage ] && [ -f $(BUILD)/guests/linux/initramfs.cpio.gz ]; then \
 	  install -d $(INST_GUESTS)/linux && \
 	  install -m 644 $(LINUX_FILES:%=$(BUILD)/guests/linux/%) $(INST_GUESTS)/linux/ && \
@@ -419,7 +420,7 @@ uninstall:
 	$(call say,UNINST,$(DESTDIR)$(PREFIX))rm -f $(DESTDIR)$(BINDIR)/gpmm $(DESTDIR)$(BINDIR)/gpmm-qemu $(DESTDIR)$(UNITDIR)/gpmm-daemon.service \
 	  $(GUEST_NAMES:%=$(INST_GUESTS)/%.bin) $(LINUX_FILES:%=$(INST_GUESTS)/linux/%) \
 	  $(INST_CONFIGS)/memtest.ini $(INST_CONFIGS)/linux.ini \
-	  $(addprefix $(INST_CONFIGS)/libvirt/,linux.xml payload.xml qemu.conf)
+	  $(addprefix $(INST_CONFIGS)/libvirt/,linux.xml payload.xml qemu.conf 60-gpmm-userfaultfd.rules)
 	$(Q)rmdir $(INST_GUESTS)/linux $(INST_GUESTS) $(INST_CONFIGS)/libvirt $(INST_CONFIGS) \
 	  $(DESTDIR)$(DATADIR) 2>/dev/null || true
 

@@ -145,6 +145,18 @@ static const char *console_note(const struct qemu_cmdline *q)
 	return "";
 }
 
+/*
+ * Once per start, in the domain's log: the devices accepted with nothing
+ * behind them, so that whoever wonders where the guest's USB went reads it.
+ */
+static void note_plumbing(const struct qemu_plumbing *pl, const char *what, const char *why)
+{
+	if (pl->count)
+		fprintf(stderr, "gpmm: %u %s (%s%s) accepted with nothing behind %s: %s\n",
+			pl->count, what, pl->first, pl->count > 1 ? ", ..." : "",
+			pl->count > 1 ? "them" : "it", why);
+}
+
 static int run_qemu(struct qemu_cmdline *q)
 {
 	struct dvm_opts opts = { .qmp_listen_fd = -1, .console_log_fd = -1, .qemu = q,
@@ -167,6 +179,10 @@ static int run_qemu(struct qemu_cmdline *q)
 			snprintf(q->cfg.qmp_path, sizeof(q->cfg.qmp_path), "%s", m->path);
 		}
 	}
+	note_plumbing(&q->usb_controllers, q->usb_controllers.count > 1 ? "USB controllers" :
+		      "USB controller", "gpmm's machine has no USB, so the guest sees none");
+	note_plumbing(&q->pci_ports, q->pci_ports.count > 1 ? "PCI ports or bridges" :
+		      "PCI port or bridge", "gpmm's devices are virtio-mmio, behind no PCI bus");
 	opts.console_log_fd = serial_log_fd(q);
 	if (opts.console_log_fd == -2 || cli_check_host("gpmm"))
 		return 1;

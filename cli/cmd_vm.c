@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "vmm/pool_service/pool_service.h"
 #include "vmm/control/qmp_client.h"
 #include "vmm/sys/sandbox.h"
+#include "vmm/sys/unix_socket.h"
 
 static const char run_usage[] =
 	"usage: gpmm run [CONFIG.ini] [OPTION...]\n"
@@ -469,6 +471,9 @@ static const char daemon_usage[] =
 	"                           $GPMM_RUN_DIR/gpmm.sock)\n"
 	"  --pool-socket PATH|none  where VM processes are lent the pool (default\n"
 	"                           $GPMM_RUN_DIR/pool.sock; none: not lent)\n"
+	"  --pool-group GROUP       lend the pool to VM processes of GROUP too, and\n"
+	"                           open pool.sock and its directory to it alone\n"
+	"                           (libvirt's domains: libvirt-qemu; docs/libvirt.md)\n"
 	"  --pool-answer-ms MS      a VM process that does not answer a request to\n"
 	"                           move a page in MS ms is treated as pinned (3000)\n"
 	"  --metrics FILE           keep FILE in Prometheus' text format, rewritten\n"
@@ -497,6 +502,7 @@ int cmd_daemon(int argc, char **argv)
 		{ "pool-populate", no_argument, NULL, 'E' },
 		{ "pool-socket", required_argument, NULL, 'S' },
 		{ "pool-answer-ms", required_argument, NULL, 'A' },
+		{ "pool-group", required_argument, NULL, 'G' },
 		{ "metrics", required_argument, NULL, 'M' },
 		{ "no-seccomp", no_argument, NULL, 'X' },
 		{ "allow", required_argument, NULL, 'W' },
@@ -507,6 +513,8 @@ int cmd_daemon(int argc, char **argv)
 	size_t nr_allow = 0;
 	char pool_sock[108], metrics[PATH_MAX] = "";
 	unsigned long answer_ms = 0;
+	gid_t pool_group = UNIX_NO_GROUP;
+	struct group *gr;
 	struct vm_config host;	/* parses the pool_* keys as gpmm run does */
 	char path[108], err[512];
 	bool grouping = true, no_seccomp = false;
@@ -541,6 +549,14 @@ int cmd_daemon(int argc, char **argv)
 				return 2;
 			}
 			allow_dirs[nr_allow++] = optarg;
+			break;
+		case 'G':
+			gr = getgrnam(optarg);
+			if (!gr) {
+				fprintf(stderr, "gpmm daemon: --pool-group %s: no such group\n", optarg);
+				return 2;
+			}
+			pool_group = gr->gr_gid;
 			break;
 		case 'A':
 			answer_ms = strtoul(optarg, &end, 10);
@@ -585,7 +601,8 @@ int cmd_daemon(int argc, char **argv)
 	}
 	snprintf(d.metrics_path, sizeof(d.metrics_path), "%s", metrics);
 	if (strcmp(pool_sock, "none") &&
-	    pool_service_start(pool, pool_sock, (unsigned int)answer_ms, &d.svc, err, sizeof(err))) {
+	    pool_service_start(pool, pool_sock, (unsigned int)answer_ms, pool_group, &d.svc, err,
+			       sizeof(err))) {
 		fprintf(stderr, "gpmm daemon: pool service: %s\n", err);
 		daemon_fini(&d);
 		pool_close(pool);

@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pty.h>
+#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -38,6 +39,7 @@
 #define WAIT_TRIES	120	/* 1 s each: a state change, a balloon, a power-off */
 #define LINUX		"gpmm-linux"
 #define MEMLOOP		"gpmm-memloop"
+#define VIRT_INSTALL	"gpmm-virt-install"
 
 static char out[1 << 20];
 static bool lv_tried, lv_ready;
@@ -86,7 +88,9 @@ static bool lv_up(void)
 		fprintf(stderr, "\nlibvirt: setup failed:\n%s\n", out);
 		return false;
 	}
-	snprintf(cmd, sizeof(cmd), "%s daemon --pool %dM", gpmm_bin(), POOL_MIB);
+	/* libvirt's domains run as libvirt-qemu: the pool is lent to its group */
+	snprintf(cmd, sizeof(cmd), "%s daemon --pool %dM --pool-group libvirt-qemu", gpmm_bin(),
+		 POOL_MIB);
 	pid = spawn_bg("lv-daemon", cmd);
 	lv_ready = pid > 0 && log_says("lv-daemon", "lending the pool", 300);
 	return lv_ready;
@@ -290,7 +294,7 @@ static bool service_reports(json_t *r, const char *name)
 /* What an earlier test left behind (it failed half-way): gone. */
 static void forget_domains(void)
 {
-	static const char *const doms[] = { LINUX, MEMLOOP, MEMLOOP "2" };
+	static const char *const doms[] = { LINUX, MEMLOOP, MEMLOOP "2", VIRT_INSTALL };
 
 	for (size_t i = 0; i < sizeof(doms) / sizeof(doms[0]); i++) {
 		virsh("destroy %s", doms[i]);
@@ -532,6 +536,109 @@ static void test_bad_input(void)
 	CU_ASSERT(domain_logs_clean());
 }
 
+/* The uid of process @pid, all four of /proc/PID/status's Uid line alike; -1 if not. */
+static long proc_uid(int pid)
+{
+	long r, e, s, f;
+
+	if (sh(out, sizeof(out), "grep '^Uid:' /proc/%d/status", pid) ||
+	    sscanf(out, "Uid: %ld %ld %ld %ld", &r, &e, &s, &f) != 4 || r != e || e != s || s != f)
+		return -1;
+	return r;
+}
+
+/*
+ * Under libvirt's defaults (Debian's qemu.conf plus configs/libvirt's
+ * lines): the domain's gpmm process runs as libvirt-qemu, in a mount
+ * namespace of its own, and still draws its RAM from the host pool
+ * service (through the socket the service opened to that user's group).
+ */
+static void test_domain_runs_as_libvirt_qemu(void)
+{
+	struct passwd *pw = getpwnam("libvirt-qemu");
+	char ns_dom[64] = "", ns_self[64] = "", path[64];
+	json_t *r;
+	int pid;
+
+	CU_ASSERT_FATAL(lv_up());
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pw);
+	forget_domains();
+	CU_ASSERT_FATAL(start_memloop(MEMLOOP));
+	pid = domain_pid(MEMLOOP);
+	CU_ASSERT_FATAL(pid > 0);
+	fprintf(stderr, "\n  domain process %d: uid %ld (libvirt-qemu is %u) ", pid, proc_uid(pid),
+		(unsigned int)pw->pw_uid);
+	CU_ASSERT_EQUAL(proc_uid(pid), (long)pw->pw_uid);
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", pid);
+	CU_ASSERT(readlink(path, ns_dom, sizeof(ns_dom) - 1) > 0);
+	CU_ASSERT(readlink("/proc/self/ns/mnt", ns_self, sizeof(ns_self) - 1) > 0);
+	CU_ASSERT_STRING_NOT_EQUAL(ns_dom, ns_self);
+	sleep(2);	/* its report reaches the service within a second */
+	r = frag_json(ctl_socket());
+	CU_ASSERT(service_reports(r, MEMLOOP));
+	json_decref(r);
+	CU_ASSERT_EQUAL(virsh("destroy %s", MEMLOOP), 0);
+	CU_ASSERT_EQUAL(virsh("undefine %s", MEMLOOP), 0);
+	CU_ASSERT(pool_whole(30));
+	CU_ASSERT(domain_logs_clean());
+}
+
+/*
+ * The domain a user gets from virt-install (Debian's virtinst), direct
+ * kernel boot, no graphics, no network, no disk, an OS it does not know:
+ * its XML as `virt-install --print-xml` writes it, the emulator gpmm's.
+ * libvirt adds its memballoon; virt-install four USB controllers and a
+ * pty console. It starts, the guest's shell answers on `virsh console`,
+ * and the domain's log says once that the USB controllers have nothing
+ * behind them.
+ */
+static void test_virt_install_domain(void)
+{
+	char bin[PATH_MAX], guests[PATH_MAX], xml[300];
+	int usb_lines, attempts;
+
+	CU_ASSERT_FATAL(lv_up());
+	forget_domains();
+	CU_ASSERT_FATAL(realpath(gpmm_bin(), bin) && realpath(guest_file("."), guests));
+	snprintf(xml, sizeof(xml), "%s/%s.xml", test_run_dir(), VIRT_INSTALL);
+	if (sh(out, sizeof(out), "virt-install --print-xml --name %s --memory 256 --vcpus 1 "
+	       "--import --disk none --boot kernel=%s/linux/bzImage,initrd=%s/linux/initramfs.cpio.gz,"
+	       "kernel_args=console=ttyS0 --graphics none --network none "
+	       "--osinfo detect=on,require=off 2>&1 > %s", VIRT_INSTALL, guests, guests, xml)) {
+		fprintf(stderr, "\nvirt-install: %s\n", out);
+		CU_FAIL_FATAL("virt-install --print-xml");
+	}
+	CU_ASSERT_EQUAL(sh(NULL, 0, "sed -i 's#<emulator>.*</emulator>#<emulator>%s/gpmm-qemu"
+			   "</emulator>#' %s", dirname(bin), xml), 0);
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "grep -c \"<controller type=.usb.\" %s", xml), 0);
+	fprintf(stderr, "\n  virt-install's domain: %d USB controllers ", atoi(out));
+	CU_ASSERT_EQUAL_FATAL(virsh("define %s", xml), 0);
+	if (virsh("start %s", VIRT_INSTALL)) {
+		fprintf(stderr, "\nvirsh start: %s\n", out);
+		CU_FAIL_FATAL("virsh start of virt-install's domain");
+	}
+	CU_ASSERT(domstate_is(VIRT_INSTALL, "running", WAIT_TRIES));
+	/*
+	 * Attached while the guest boots, `virsh console` was seen to end
+	 * mid-boot (2 whole-suite runs of 3; not understood, docs/libvirt.md):
+	 * up to three sessions, each counted on stderr.
+	 */
+	for (attempts = 1; attempts <= 3; attempts++)
+		if (console_answers(VIRT_INSTALL, "echo gpmm-$((6*7))", "gpmm-42", BOOT_TRIES))
+			break;
+	fprintf(stderr, "\n  virsh console sessions until the shell answered: %d ", attempts);
+	CU_ASSERT(attempts <= 3);
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "grep -c 'USB controllers (ich9-usb-ehci1, ...) accepted "
+			   "with nothing behind them' /var/log/libvirt/qemu/%s.log", VIRT_INSTALL), 0);
+	usb_lines = atoi(out);
+	CU_ASSERT_EQUAL(usb_lines, 1);
+	CU_ASSERT_EQUAL(virsh("destroy %s", VIRT_INSTALL), 0);
+	CU_ASSERT(domstate_is(VIRT_INSTALL, "shut off", WAIT_TRIES));
+	CU_ASSERT_EQUAL(virsh("undefine %s", VIRT_INSTALL), 0);
+	CU_ASSERT(pool_whole(30));
+	CU_ASSERT(domain_logs_clean());
+}
+
 int register_libvirt_suite(void)
 {
 	CU_pSuite s = CU_add_suite("libvirt", NULL, lv_cleanup);
@@ -540,7 +647,10 @@ int register_libvirt_suite(void)
 	    !CU_add_test(s, "Linux domain: define, start, console, report, stats, setmem, shutdown",
 			 test_linux_domain) ||
 	    !CU_add_test(s, "two domains share the host pool; destroy", test_two_domains_share_pool) ||
-	    !CU_add_test(s, "bad input through libvirt", test_bad_input))
+	    !CU_add_test(s, "bad input through libvirt", test_bad_input) ||
+	    !CU_add_test(s, "a domain runs as libvirt-qemu, in its own namespace",
+			 test_domain_runs_as_libvirt_qemu) ||
+	    !CU_add_test(s, "the domain virt-install writes", test_virt_install_domain))
 		return CU_get_error();
 	return CUE_SUCCESS;
 }

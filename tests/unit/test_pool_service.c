@@ -45,7 +45,7 @@ static bool fixture_up(struct svc_fixture *f, unsigned int mib, unsigned int ans
 	snprintf(f->path, sizeof(f->path), "/tmp/gpmm-unit-pool-%d-%u.sock", getpid(), n++);
 	if (pool_open_host((uint64_t)mib << 20, true, &host, &f->pool))
 		return false;
-	if (pool_service_start(f->pool, f->path, answer_ms, &f->svc, err, sizeof(err))) {
+	if (pool_service_start(f->pool, f->path, answer_ms, UNIX_NO_GROUP, &f->svc, err, sizeof(err))) {
 		fprintf(stderr, "pool service: %s\n", err);
 		pool_close(f->pool);
 		return false;

@@ -189,6 +189,73 @@ static void test_refusals(void)
 }
 
 /*
+ * The devices libvirt 9.0 writes for the domain `virt-install --import
+ * --boot kernel=... --graphics none --network none --disk none --osinfo
+ * detect=on,require=off` prints (`virsh domxml-to-native qemu-argv` of
+ * it): four USB controllers, counted for the log line and not kept as
+ * gpmm devices; a q35 domain's root ports likewise. What the guest would
+ * miss is refused with what to write instead.
+ */
+static void test_plumbing_devices(void)
+{
+	char *argv[] = { "gpmm", "-kernel", "/k", "-global", "kvm-pit.lost_tick_policy=delay",
+		"-global", "PIIX4_PM.disable_s3=1", "-no-hpet",
+		"-device", "{\"driver\":\"ich9-usb-ehci1\",\"id\":\"usb\",\"bus\":\"pci.0\",\"addr\":\"0x2.0x7\"}",
+		"-device", "{\"driver\":\"ich9-usb-uhci1\",\"masterbus\":\"usb.0\",\"firstport\":0,"
+			   "\"bus\":\"pci.0\",\"multifunction\":true,\"addr\":\"0x2\"}",
+		"-device", "{\"driver\":\"ich9-usb-uhci2\",\"masterbus\":\"usb.0\",\"firstport\":2}",
+		"-device", "{\"driver\":\"ich9-usb-uhci3\",\"masterbus\":\"usb.0\",\"firstport\":4}",
+		"-device", "{\"driver\":\"virtio-balloon-pci\",\"id\":\"balloon0\",\"bus\":\"pci.0\"}" };
+	char *q35[3 + 2 * 15] = { "gpmm", "-kernel", "/k" };
+	static const struct { const char *dev, *err; } refused[] = {
+		{ "{\"driver\":\"virtio-serial-pci\",\"id\":\"virtio-serial0\"}",
+		  "-device virtio-serial-pci: gpmm has no virtio-serial, so the guest would find no "
+		  "<channel> (such as the guest agent's): remove the <channel> (virt-install: "
+		  "--channel none)" },
+		{ "{\"driver\":\"virtio-rng-pci\",\"rng\":\"objrng0\",\"id\":\"rng0\"}",
+		  "-device virtio-rng-pci: gpmm has no virtio-rng, so the guest would find no <rng>: "
+		  "remove it (virt-install: --rng none)" },
+		{ "{\"driver\":\"usb-tablet\",\"id\":\"input0\",\"bus\":\"usb.0\"}",
+		  "-device usb-tablet: gpmm's machine has no USB bus for it (libvirt: no "
+		  "<input bus='usb'>)" },
+		{ "{\"driver\":\"intel-hda\",\"id\":\"sound0\"}", "-device intel-hda: gpmm has no such device" },
+	};
+	int n = 3;
+
+	CU_ASSERT_EQUAL_FATAL(qemu_args_parse(ARGC(argv), argv, &q, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(q.usb_controllers.count, 4);
+	CU_ASSERT_STRING_EQUAL(q.usb_controllers.first, "ich9-usb-ehci1");
+	CU_ASSERT_EQUAL(q.pci_ports.count, 0);
+	CU_ASSERT_EQUAL_FATAL(q.nr_devices, 1);
+	CU_ASSERT_STRING_EQUAL(q.devices[0].id, "balloon0");
+	CU_ASSERT(q.cfg.balloon);
+
+	/* more root ports than gpmm keeps devices: plumbing does not count */
+	for (int i = 0; i < 14; i++) {
+		q35[n++] = "-device";
+		q35[n++] = "{\"driver\":\"pcie-root-port\",\"port\":8,\"chassis\":1,\"id\":\"pci.1\"}";
+	}
+	q35[n++] = "-device";
+	q35[n++] = "{\"driver\":\"qemu-xhci\",\"p2\":15,\"p3\":15,\"id\":\"usb\",\"bus\":\"pci.1\"}";
+	CU_ASSERT_EQUAL_FATAL(qemu_args_parse(n, q35, &q, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(q.pci_ports.count, 14);
+	CU_ASSERT_EQUAL(q.usb_controllers.count, 1);
+	CU_ASSERT_STRING_EQUAL(q.usb_controllers.first, "qemu-xhci");
+	CU_ASSERT_EQUAL(q.nr_devices, 0);
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		char *r[] = { "gpmm", "-kernel", "/k", "-device", (char *)refused[i].dev };
+
+		err[0] = '\0';
+		CU_ASSERT(qemu_args_parse(ARGC(r), r, &q, err, sizeof(err)) == -ENOTSUP);
+		if (strcmp(err, refused[i].err)) {
+			fprintf(stderr, "\n  device refusal %zu said: %s", i, err);
+			CU_FAIL("the refusal says what to write instead, word for word");
+		}
+	}
+}
+
+/*
  * The line issue 28 starts from: a QEMU user's plain boot. -nographic puts
  * the serial console on this terminal, -m is MiB, the VM is named after
  * its kernel, and nothing of libvirt's (monitor, -S) is implied.
@@ -489,6 +556,7 @@ static const struct suite_test tests[] = {
 	{ "QemuOpts spellings", test_qemuopts_forms },
 	{ "a pty with its log, device ids", test_pty_log_and_devices },
 	{ "refusals say why", test_refusals },
+	{ "USB controllers and PCI ports: nothing behind them", test_plumbing_devices },
 	{ "a QEMU user's plain command line", test_plain_command_line },
 	{ "-serial back ends and -nographic", test_serial_backends },
 	{ "-m and -smp spellings", test_sizes_and_cpus },

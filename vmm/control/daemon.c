@@ -549,7 +549,7 @@ static void finish_vm(struct daemon *d, struct dvm *v)
 static void accept_conn(struct daemon *d, int lfd, struct dvm *v)
 {
 	struct conn *c;
-	int fd = unix_accept(lfd);
+	int fd = unix_accept(lfd, UNIX_NO_GROUP);
 
 	if (fd < 0) {
 		d->conns_refused += fd != -EAGAIN && fd != -EINTR;

@@ -32,6 +32,7 @@
 #include "vmm/memory/huge_backing.h"
 #include "vmm/memory/page_move.h"
 #include "vmm/core/vcpu.h"
+#include "vmm/sys/uffd.h"
 
 /* Below 3 GiB in one region; above that the rest goes over 4 GiB. */
 static void layout_regions(struct vm *vm)
@@ -475,14 +476,11 @@ static int uffd_open(bool want_wp, char *err, size_t errlen)
 {
 	struct uffdio_api api = { .api = UFFD_API,
 				  .features = want_wp ? UFFD_FEATURE_WP_HUGETLBFS_SHMEM : 0 };
-	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	int fd = uffd_create(O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0) {
-		int e = errno;
-
-		snprintf(err, errlen, "userfaultfd: %s%s", strerror(e),
-			 e == EPERM ? " (vm.unprivileged_userfaultfd=0 and not root?)" : "");
-		return -e;
+		uffd_explain(fd, err, errlen);
+		return fd;
 	}
 	if (ioctl(fd, UFFDIO_API, &api) < 0) {
 		int e = errno;

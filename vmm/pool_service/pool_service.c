@@ -72,6 +72,7 @@ struct pool_service {
 	int stop_efd;
 	char path[108];
 	unsigned int answer_ms;
+	gid_t group;		/* whose VM processes are let in besides root's and ours */
 	pthread_t accept_thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;	/* a client thread ended */
@@ -585,7 +586,7 @@ static void *client_thread(void *arg)
 
 static void accept_one(struct pool_service *s)
 {
-	int fd = unix_accept(s->listen_fd);
+	int fd = unix_accept(s->listen_fd, s->group);
 	struct svc_client *c;
 	pthread_attr_t attr;
 	pthread_t t;
@@ -649,7 +650,7 @@ static void *accept_thread(void *arg)
 }
 
 int pool_service_start(struct pool *pool, const char *path, unsigned int answer_ms,
-		       struct pool_service **out, char *err, size_t errlen)
+		       gid_t group, struct pool_service **out, char *err, size_t errlen)
 {
 	struct pool_service *s;
 	sigset_t all, old;
@@ -664,6 +665,7 @@ int pool_service_start(struct pool *pool, const char *path, unsigned int answer_
 		return -ENOMEM;
 	s->pool = pool;
 	s->answer_ms = answer_ms ? answer_ms : POOL_SERVICE_ANSWER_MS;
+	s->group = group;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	s->stop_efd = eventfd(0, EFD_CLOEXEC);
@@ -673,6 +675,13 @@ int pool_service_start(struct pool *pool, const char *path, unsigned int answer_
 		goto fail;
 	}
 	snprintf(s->path, sizeof(s->path), "%s", path);
+	if (group != UNIX_NO_GROUP) {
+		ret = unix_share_with_group(path, group, err, errlen);
+		if (ret) {
+			unlink(path);
+			goto fail;
+		}
+	}
 	/* client threads inherit a mask with every signal blocked */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);

@@ -17,7 +17,10 @@
 
 #include <jansson.h>
 
+#include <sys/types.h>
+
 #include "vmm/memory/pool_backend.h"
+#include "vmm/sys/unix_socket.h"
 
 #define POOL_SERVICE_MAX_CLIENTS	64
 #define POOL_SERVICE_HELLO_MS		5000	/* a connection must say HELLO within */
@@ -28,9 +31,14 @@
 
 struct pool_service;
 
+/*
+ * Serve @pool on a socket at @path to VM processes of root, of this user
+ * and, unless UNIX_NO_GROUP, of @group (libvirt's domains: their user's
+ * group), for whom the socket and its directory are opened and no one else.
+ */
 __must_check int pool_service_start(struct pool *pool, const char *path,
-				    unsigned int answer_ms, struct pool_service **out,
-				    char *err, size_t errlen);
+				    unsigned int answer_ms, gid_t group,
+				    struct pool_service **out, char *err, size_t errlen);
 /* Every client is cut off and its frames freed. */
 void pool_service_stop(struct pool_service *s);
 

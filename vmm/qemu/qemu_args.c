@@ -561,45 +561,145 @@ static int do_drive(struct parse *p, const char *arg)
 }
 
 /*
- * Devices gpmm has, by QEMU's names; the rest are refused by name. PCI
- * devices become gpmm's virtio-mmio ones (the guest learns of them from
- * ACPI, as from any gpmm VM).
+ * What each -device driver is to gpmm, by QEMU's names: one of its own
+ * devices (PCI ones become virtio-mmio, which the guest learns of from
+ * ACPI as in any gpmm VM), plumbing that libvirt and virt-install put in
+ * every plain domain and that carries nothing gpmm's machine has (USB
+ * controllers with nothing behind them, PCI bridges and root ports: the
+ * guest sees none of them, and misses nothing it was given), or a device
+ * the guest would look for and not find, refused with what to write
+ * instead. Drivers not in the table are refused by name.
+ */
+enum qemu_dev_kind {
+	QDEV_SERIAL,
+	QDEV_BALLOON,
+	QDEV_BLK,
+	QDEV_USB_HOST,		/* a USB host controller: nothing behind it */
+	QDEV_PCI_PORT,		/* a PCI bridge or root port: nothing behind it */
+	QDEV_REFUSED,
+};
+
+static const struct qemu_devtype {
+	const char *driver;
+	enum qemu_dev_kind kind;
+	const char *why;	/* QDEV_REFUSED: the sentence after the driver */
+} qemu_devtypes[] = {
+	{ "isa-serial", QDEV_SERIAL },
+	{ "virtio-balloon-pci", QDEV_BALLOON },
+	{ "virtio-balloon-device", QDEV_BALLOON },
+	{ "virtio-blk-pci", QDEV_BLK },
+	{ "virtio-blk-device", QDEV_BLK },
+	/* libvirt's <controller type='usb'> models, and virt-install's four */
+	{ "piix3-usb-uhci", QDEV_USB_HOST },
+	{ "piix4-usb-uhci", QDEV_USB_HOST },
+	{ "ich9-usb-ehci1", QDEV_USB_HOST },
+	{ "ich9-usb-ehci2", QDEV_USB_HOST },
+	{ "ich9-usb-uhci1", QDEV_USB_HOST },
+	{ "ich9-usb-uhci2", QDEV_USB_HOST },
+	{ "ich9-usb-uhci3", QDEV_USB_HOST },
+	{ "ich9-usb-uhci4", QDEV_USB_HOST },
+	{ "ich9-usb-uhci5", QDEV_USB_HOST },
+	{ "ich9-usb-uhci6", QDEV_USB_HOST },
+	{ "usb-ehci", QDEV_USB_HOST },
+	{ "qemu-xhci", QDEV_USB_HOST },
+	{ "nec-usb-xhci", QDEV_USB_HOST },
+	/* libvirt's <controller type='pci'> models (q35 domains have many) */
+	{ "pcie-root-port", QDEV_PCI_PORT },
+	{ "ioh3420", QDEV_PCI_PORT },
+	{ "pci-bridge", QDEV_PCI_PORT },
+	{ "pcie-pci-bridge", QDEV_PCI_PORT },
+	{ "i82801b11-bridge", QDEV_PCI_PORT },
+	{ "x3130-upstream", QDEV_PCI_PORT },
+	{ "xio3130-downstream", QDEV_PCI_PORT },
+	/* what virt-install adds for a recent Linux --osinfo */
+	{ "virtio-serial-pci", QDEV_REFUSED, "gpmm has no virtio-serial, so the guest would find "
+	  "no <channel> (such as the guest agent's): remove the <channel> (virt-install: "
+	  "--channel none)" },
+	{ "virtio-rng-pci", QDEV_REFUSED, "gpmm has no virtio-rng, so the guest would find no "
+	  "<rng>: remove it (virt-install: --rng none)" },
+	{ "usb-tablet", QDEV_REFUSED, "gpmm's machine has no USB bus for it (libvirt: no "
+	  "<input bus='usb'>)" },
+	{ "usb-kbd", QDEV_REFUSED, "gpmm's machine has no USB bus for it (libvirt: no "
+	  "<input bus='usb'>)" },
+	{ "usb-mouse", QDEV_REFUSED, "gpmm's machine has no USB bus for it (libvirt: no "
+	  "<input bus='usb'>)" },
+};
+
+static const struct qemu_devtype *find_devtype(const char *driver)
+{
+	for (size_t i = 0; i < sizeof(qemu_devtypes) / sizeof(qemu_devtypes[0]); i++)
+		if (!strcmp(qemu_devtypes[i].driver, driver))
+			return &qemu_devtypes[i];
+	return NULL;
+}
+
+/* A device with nothing behind it: counted, and its first driver kept for the log line. */
+static void note_plumbing(struct qemu_plumbing *pl, const char *driver)
+{
+	if (!pl->count++)
+		snprintf(pl->first, sizeof(pl->first), "%s", driver);
+}
+
+static int add_device(struct parse *p, const struct qemu_devtype *t, json_t *o)
+{
+	switch (t->kind) {
+	case QDEV_SERIAL:
+		snprintf(p->serial_id, sizeof(p->serial_id), "%s", jstr(o, "chardev"));
+		p->q->serial_chosen = true;
+		return 0;
+	case QDEV_BALLOON:
+		p->q->cfg.balloon = true;
+		/* libvirt's <memballoon freePageReporting='off'> */
+		p->q->cfg.balloon_no_reporting = json_is_false(json_object_get(o, "free-page-reporting"));
+		return 0;
+	case QDEV_BLK:
+		if (p->disk_node[0])
+			return fail(p, -ENOTSUP, "-device %s: gpmm gives a VM one disk", t->driver);
+		snprintf(p->disk_node, sizeof(p->disk_node), "%s", jstr(o, "drive"));
+		return 0;
+	case QDEV_USB_HOST:
+		note_plumbing(&p->q->usb_controllers, t->driver);
+		return 1;
+	case QDEV_PCI_PORT:
+		note_plumbing(&p->q->pci_ports, t->driver);
+		return 1;
+	case QDEV_REFUSED:
+		break;
+	}
+	return fail(p, -ENOTSUP, "-device %s: %s", t->driver, t->why);
+}
+
+/*
+ * -device: the row of its driver. gpmm's own devices are kept by id for
+ * QOM's /machine/peripheral; plumbing is counted, not kept (a q35 domain
+ * has a dozen root ports).
  */
 static int do_device(struct parse *p, const char *arg)
 {
 	json_t *o = object_arg(p, "device", arg, "driver");
+	const struct qemu_devtype *t;
 	const char *driver;
-	int ret = 0;
+	int ret;
 
 	if (!o)
 		return -EINVAL;
 	driver = jstr(o, "driver");
-	if (p->q->nr_devices == QEMU_MAX_DEVICES) {
-		ret = fail(p, -ENOTSUP, "-device %s: more devices than gpmm takes", driver);
-		json_decref(o);		/* after: driver is o's */
-		return ret;
-	}
-	if (!strcmp(driver, "isa-serial")) {
-		snprintf(p->serial_id, sizeof(p->serial_id), "%s", jstr(o, "chardev"));
-		p->q->serial_chosen = true;
-	} else if (!strcmp(driver, "virtio-balloon-pci") || !strcmp(driver, "virtio-balloon-device")) {
-		p->q->cfg.balloon = true;
-		/* libvirt's <memballoon freePageReporting='off'> */
-		p->q->cfg.balloon_no_reporting = json_is_false(json_object_get(o, "free-page-reporting"));
-	}
-	else if (!strcmp(driver, "virtio-blk-pci") || !strcmp(driver, "virtio-blk-device")) {
-		if (p->disk_node[0])
-			ret = fail(p, -ENOTSUP, "-device %s: gpmm gives a VM one disk", driver);
-		snprintf(p->disk_node, sizeof(p->disk_node), "%s", jstr(o, "drive"));
-	} else
+	t = find_devtype(driver);
+	if (!t) {
 		ret = fail(p, -ENOTSUP, "-device %s: gpmm has no such device", driver);
-	if (!ret && jstr(o, "id")[0]) {
-		struct qemu_device *d = &p->q->devices[p->q->nr_devices++];
+	} else if (t->kind < QDEV_USB_HOST && p->q->nr_devices == QEMU_MAX_DEVICES) {
+		ret = fail(p, -ENOTSUP, "-device %s: more devices than gpmm takes", driver);
+	} else {
+		ret = add_device(p, t, o);
+		if (ret == 0 && jstr(o, "id")[0]) {
+			struct qemu_device *d = &p->q->devices[p->q->nr_devices++];
 
-		snprintf(d->id, sizeof(d->id), "%s", jstr(o, "id"));
-		snprintf(d->driver, sizeof(d->driver), "%s", driver);
+			snprintf(d->id, sizeof(d->id), "%s", jstr(o, "id"));
+			snprintf(d->driver, sizeof(d->driver), "%s", driver);
+		}
+		ret = ret > 0 ? 0 : ret;
 	}
-	json_decref(o);
+	json_decref(o);		/* after: driver is o's */
 	return ret;
 }
 

@@ -54,6 +54,16 @@ struct qemu_device {
 	char driver[32];
 };
 
+/*
+ * Devices accepted with nothing behind them (USB controllers, PCI ports):
+ * how many, and the first one's driver, for the one line the domain's log
+ * gets about them.
+ */
+struct qemu_plumbing {
+	unsigned int count;
+	char first[32];
+};
+
 struct qemu_cmdline {
 	struct vm_config cfg;
 	bool probe;		/* -machine none: a capability probe, for real QEMU */
@@ -72,6 +82,7 @@ struct qemu_cmdline {
 	unsigned int nr_chardevs;
 	struct qemu_device devices[QEMU_MAX_DEVICES];
 	unsigned int nr_devices;
+	struct qemu_plumbing usb_controllers, pci_ports;
 	struct { int set, fd; } fdsets[QEMU_MAX_FDSETS];
 	unsigned int nr_fdsets;
 };

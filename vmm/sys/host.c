@@ -30,6 +30,7 @@
 
 #include "mm/mm.h"
 #include "vmm/sys/host.h"
+#include "vmm/sys/uffd.h"
 #include "vmm/core/kvm.h"
 
 typedef enum host_level (*host_probe_fn)(char *detail, size_t len);
@@ -56,10 +57,10 @@ static enum host_level probe_kvm(char *d, size_t len)
 static int uffd_api(uint64_t features, uint64_t *have)
 {
 	struct uffdio_api api = { .api = UFFD_API, .features = features };
-	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	int fd = uffd_create(O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (ioctl(fd, UFFDIO_API, &api) < 0) {
 		int ret = -errno;
 
@@ -77,12 +78,12 @@ static enum host_level probe_uffd(char *d, size_t len)
 	int fd = uffd_api(0, &features);
 
 	if (fd < 0) {
-		snprintf(d, len, "userfaultfd: %s%s", strerror(-fd),
-			 fd == -EPERM ? " (not root and vm.unprivileged_userfaultfd=0?)" : "");
+		uffd_explain(fd, d, len);
 		return HOST_MISSING;
 	}
 	close(fd);
-	snprintf(d, len, "API features 0x%llx", (unsigned long long)features);
+	snprintf(d, len, "API features 0x%llx%s", (unsigned long long)features,
+		 uffd_via_device() ? ", through " UFFD_DEVICE : "");
 	return HOST_OK;
 }
 

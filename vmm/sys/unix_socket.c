@@ -16,13 +16,30 @@
 
 #include "vmm/sys/unix_socket.h"
 
+/* The peer is in @group: its group (SO_PEERCRED) or one of its supplementary ones. */
+static bool peer_in_group(int fd, gid_t peer_gid, gid_t group)
+{
+	gid_t groups[64];
+	socklen_t len = sizeof(groups);
+
+	if (peer_gid == group)
+		return true;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len))
+		return false;
+	for (size_t i = 0; i < len / sizeof(groups[0]); i++)
+		if (groups[i] == group)
+			return true;
+	return false;
+}
+
 /*
- * The socket files are 0600, but a descriptor can be handed on and a
- * socket can be bound where a directory lets others in: the peer's
- * credentials at accept are what decide. Only root and the user the VMM
- * runs as may drive it or borrow its pool.
+ * The socket files are 0600 (0660 for a shared one), but a descriptor can
+ * be handed on and a socket can be bound where a directory lets others
+ * in: the peer's credentials at accept are what decide. Only root, the
+ * user the VMM runs as and, where the socket is shared, members of its
+ * @group may drive it or borrow its pool.
  */
-int unix_accept(int listen_fd)
+int unix_accept(int listen_fd, gid_t group)
 {
 	struct ucred cr;
 	socklen_t len = sizeof(cr);
@@ -31,7 +48,8 @@ int unix_accept(int listen_fd)
 	if (fd < 0)
 		return -errno;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 &&
-	    (cr.uid == 0 || cr.uid == geteuid()))
+	    (cr.uid == 0 || cr.uid == geteuid() ||
+	     (group != UNIX_NO_GROUP && peer_in_group(fd, cr.gid, group))))
 		return fd;
 	close(fd);
 	return -EACCES;
@@ -71,6 +89,53 @@ static bool in_use(int fd, const char *path)
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
 		return true;
 	return (errno == EACCES || errno == EPERM) && listed_as_listening(path);
+}
+
+/*
+ * The socket's directory lets @group through to it. A private directory
+ * of this user's (nothing for group or others: the run directory gpmm and
+ * its unit make) becomes 0710 with that group: its members may pass, not
+ * list, and reach only the sockets whose own mode lets them in. Any other
+ * directory is left as its owner made it, and must already let them pass.
+ */
+static int dir_lets_group_in(const char *path, gid_t group, char *err, size_t errlen)
+{
+	char dir[108];
+	char *slash;
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		slash[slash == dir] = '\0';
+	if (stat(dir, &st))
+		return -errno;
+	if (st.st_uid == geteuid() && !(st.st_mode & 077) &&
+	    (chown(dir, (uid_t)-1, group) || chmod(dir, 0710))) {
+		snprintf(err, errlen, "cannot let group %u through %s: %s", (unsigned int)group, dir,
+			 strerror(errno));
+		return -errno;
+	}
+	if (stat(dir, &st))
+		return -errno;
+	if ((st.st_gid == group && (st.st_mode & S_IXGRP)) || (st.st_mode & S_IXOTH))
+		return 0;
+	snprintf(err, errlen, "%s does not let group %u through to %s (it is not a private "
+		 "directory of ours to open: give it group %u and mode 0710)", dir,
+		 (unsigned int)group, path, (unsigned int)group);
+	return -EACCES;
+}
+
+int unix_share_with_group(const char *path, gid_t group, char *err, size_t errlen)
+{
+	if (chown(path, (uid_t)-1, group) || chmod(path, 0660)) {
+		snprintf(err, errlen, "cannot give %s to group %u: %s", path, (unsigned int)group,
+			 strerror(errno));
+		return -errno;
+	}
+	return dir_lets_group_in(path, group, err, errlen);
 }
 
 int unix_listen(const char *path, int type, char *err, size_t errlen)
