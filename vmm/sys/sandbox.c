@@ -53,7 +53,7 @@ static const int vcpu_allowed[] = {
 	SCMP_SYS(futex), SCMP_SYS(sched_yield), SCMP_SYS(nanosleep),
 	SCMP_SYS(clock_nanosleep), SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday),
 	SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mprotect), SCMP_SYS(madvise),
-	SCMP_SYS(mremap), SCMP_SYS(brk), SCMP_SYS(rt_sigprocmask),
+	SCMP_SYS(mremap), SCMP_SYS(brk), SCMP_SYS(mincore), SCMP_SYS(rt_sigprocmask),
 	SCMP_SYS(rt_sigaction), SCMP_SYS(rt_sigreturn), SCMP_SYS(sigaltstack),
 	SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(restart_syscall),
 	SCMP_SYS(getrandom), SCMP_SYS(madvise), SCMP_SYS(rseq),
