@@ -134,10 +134,10 @@ APP_SRCS   := $(VMM_SRCS) \
               bench/bench_isolation.c \
               cli/cli.c
 
-UNIT_SRCS  := $(wildcard tests/unit/*.c) tests/runner.c
+UNIT_SRCS  := $(wildcard tests/unit/*.c) tests/runner.c tests/svg_check.c
 DEVT_SRCS  := $(wildcard tests/devices/*.c) tests/runner.c
 USAGE_SRCS := $(wildcard tests/usage/*.c) tests/runner.c
-INTEG_SRCS := $(wildcard tests/integration/*.c)
+INTEG_SRCS := $(wildcard tests/integration/*.c) tests/svg_check.c
 
 MM_OBJS    := $(MM_SRCS:%.c=$(BUILD)/%.o)
 DEV_OBJS   := $(DEV_SRCS:%.c=$(BUILD)/%.o)

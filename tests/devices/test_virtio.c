@@ -267,6 +267,26 @@ static void query_on_first_discard(struct machine_double *d)
 }
 
 /*
+ * A guest's long inflate chain, with @on_discard starting a side call
+ * (another thread's request) at its first discard: the side call must
+ * have started and been answered by the time the chain is done.
+ */
+static void long_chain_with_a_side_call(void (*on_discard)(struct machine_double *))
+{
+	balloon_up(false);
+	driver_up(DESC_GPA, AVAIL_GPA, USED_GPA);
+	pthread_mutex_init(&side.lock, NULL);
+	pthread_cond_init(&side.cond, NULL);
+	side_started = side_answered = false;
+	dbl.on_discard = on_discard;
+	offer_long_chain();
+	CU_ASSERT_TRUE(side_started);
+	if (side_started)
+		pthread_join(side_tid, NULL);
+	CU_ASSERT_TRUE(side_answered);
+}
+
+/*
  * The daemon's balloon tick, QMP and the report take the balloon's lock.
  * A guest's inflate chain of any length must not keep them waiting: a
  * query started while the chain's first PFN is given back is answered
@@ -276,17 +296,7 @@ static void query_on_first_discard(struct machine_double *d)
  */
 static void test_balloon_query_during_long_chain(void)
 {
-	balloon_up(false);
-	driver_up(DESC_GPA, AVAIL_GPA, USED_GPA);
-	pthread_mutex_init(&side.lock, NULL);
-	pthread_cond_init(&side.cond, NULL);
-	side_started = side_answered = false;
-	dbl.on_discard = query_on_first_discard;
-	offer_long_chain();
-	CU_ASSERT_TRUE(side_started);
-	if (side_started)
-		pthread_join(side_tid, NULL);
-	CU_ASSERT_TRUE(side_answered);
+	long_chain_with_a_side_call(query_on_first_discard);
 	CU_ASSERT_EQUAL(side.ret, 0);
 	CU_ASSERT(side.info.inflated_pages <= PFN_BATCH);
 	/* the chain went on to its end and came back */
@@ -350,17 +360,7 @@ static void notify_on_first_discard(struct machine_double *d)
  */
 static void test_balloon_notify_during_long_chain(void)
 {
-	balloon_up(false);
-	driver_up(DESC_GPA, AVAIL_GPA, USED_GPA);
-	pthread_mutex_init(&side.lock, NULL);
-	pthread_cond_init(&side.cond, NULL);
-	side_started = side_answered = false;
-	dbl.on_discard = notify_on_first_discard;
-	offer_long_chain();
-	CU_ASSERT_TRUE(side_started);
-	if (side_started)
-		pthread_join(side_tid, NULL);
-	CU_ASSERT_TRUE(side_answered);
+	long_chain_with_a_side_call(notify_on_first_discard);
 	CU_ASSERT_EQUAL(dbl.log.discards, LONG_PFNS + 1);
 	CU_ASSERT_EQUAL(used_idx_at(USED_GPA), 2);
 	pthread_cond_destroy(&side.cond);

@@ -20,6 +20,7 @@
 
 #include "tests/integration/harness.h"
 #include "tests/suite.h"
+#include "tests/svg_check.h"
 
 #define POOL_MIB	1024
 #define VM_RAM_MIB	10		/* memloop writes 8 MiB of it */
@@ -314,40 +315,12 @@ static void test_admission(void)
 }
 
 
-/*
- * Every <text> of the SVG in @path ends inside its viewBox, counting
- * 0.6 em a character (DejaVu Sans' advance for lowercase text).
- */
-static bool svg_text_fits(const char *path)
+/* The SVG in @path: its text fits the picture (tests/svg_check.h). */
+static bool svg_file_fits(const char *path)
 {
 	static char svg[1 << 20];
-	unsigned int vw = 0, vh = 0;
-	const char *p;
-	bool fits = true;
 
-	if (sh(svg, sizeof(svg), "cat %s", path))
-		return false;
-	p = strstr(svg, "viewBox='0 0 ");
-	if (!p || sscanf(p, "viewBox='0 0 %u %u'", &vw, &vh) != 2) {
-		fprintf(stderr, "\n  no viewBox in %s", path);
-		return false;
-	}
-	for (p = strstr(svg, "<text "); p; p = strstr(p + 1, "<text ")) {
-		unsigned int x = 0, px = 12;
-		const char *body = strchr(p, '>'), *end = strstr(p, "</text>"), *fs;
-
-		if (!body || !end || sscanf(p, "<text x='%u'", &x) != 1)
-			return false;
-		fs = strstr(p, "font-size='");
-		if (fs && fs < body)
-			sscanf(fs, "font-size='%u'", &px);
-		if (x + (unsigned int)(end - body - 1) * px * 6 / 10 > vw) {
-			fprintf(stderr, "\n  past the right edge (%u): %.*s", vw,
-				(int)(end - body - 1), body + 1);
-			fits = false;
-		}
-	}
-	return fits;
+	return !sh(svg, sizeof(svg), "cat %s", path) && svg_text_fits(svg);
 }
 
 /*
@@ -397,7 +370,7 @@ static void test_report_with_a_tenant(void)
 	CU_ASSERT_EQUAL(sh(out, sizeof(out), "grep -c '(null)\\|VM fragmenting-tenant' %s", svg), 1);
 	CU_ASSERT_EQUAL(sh(out, sizeof(out), "grep -c 'tenant fragmenting-tenant (not a VM)' %s",
 			   svg), 0);
-	CU_ASSERT(svg_text_fits(svg));
+	CU_ASSERT(svg_file_fits(svg));
 	kill(e.frag_pid, SIGTERM);
 	CU_ASSERT(log_says("fragment", "0 of 4096 lost", 300));
 	e.frag_pid = 0;

@@ -23,6 +23,7 @@
 #include <CUnit/CUnit.h>
 
 #include "tests/suite.h"
+#include "tests/svg_check.h"
 #include "vmm/control/daemon.h"
 #include "vmm/control/report.h"
 #include "vmm/memory/pool_backend.h"
@@ -573,43 +574,6 @@ static void test_service_gone(void)
 	pool_close(f.pool);
 }
 
-
-/*
- * The width a sans-serif font gives @n characters at @px, by a plain
- * estimate (0.6 em each, DejaVu Sans' advance for lowercase text): the
- * report's own measure is stricter, so its text must fit this one.
- */
-static unsigned int plain_text_width(size_t n, unsigned int px)
-{
-	return (unsigned int)(n * px * 6 / 10);
-}
-
-/* Every <text> of @svg ends inside its viewBox, by plain_text_width. */
-static bool svg_text_fits(const char *svg)
-{
-	unsigned int vw = 0, vh = 0;
-	const char *p = strstr(svg, "viewBox='0 0 ");
-	bool fits = true;
-
-	if (!p || sscanf(p, "viewBox='0 0 %u %u'", &vw, &vh) != 2)
-		return false;
-	for (p = strstr(svg, "<text "); p; p = strstr(p + 1, "<text ")) {
-		unsigned int x = 0, px = 12;
-		const char *body = strchr(p, '>'), *end = strstr(p, "</text>"), *fs;
-
-		if (!body || !end || sscanf(p, "<text x='%u'", &x) != 1)
-			return false;
-		fs = strstr(p, "font-size='");
-		if (fs && fs < body)
-			sscanf(fs, "font-size='%u'", &px);
-		if (x + plain_text_width((size_t)(end - body - 1), px) > vw) {
-			fprintf(stderr, "\n  past the right edge (%u): %.*s", vw,
-				(int)(end - body - 1), body + 1);
-			fits = false;
-		}
-	}
-	return fits;
-}
 
 /*
  * The daemon's report of a shared pool (gpmm frag --socket DAEMON): a

@@ -63,8 +63,11 @@ static int allowed_calls(enum which w)
 	return 0;
 }
 
-/* Enter @w's list in a child, run the allowed calls, then @forbidden (if any). */
-static int child_run(enum which w, void (*forbidden)(void), char *msg, size_t msglen)
+/*
+ * Fork; the child writes its stderr into @msg's pipe and runs @body, which
+ * exits. Returns the child's wait status.
+ */
+static int in_child(void (*body)(const void *), const void *arg, char *msg, size_t msglen)
 {
 	int pipefd[2], status;
 	pid_t pid;
@@ -74,26 +77,10 @@ static int child_run(enum which w, void (*forbidden)(void), char *msg, size_t ms
 		return -1;
 	pid = fork();
 	if (pid == 0) {
-		char err[256];
-		int ret;
-
 		dup2(pipefd[1], STDERR_FILENO);
 		close(pipefd[0]);
-		ret = w == VMM ? sandbox_enter_vmm(err, sizeof(err)) :
-				 sandbox_enter_vcpu(err, sizeof(err));
-		if (ret)
-			_exit(100);
-		ret = allowed_calls(w);
-		if (ret)
-			_exit(ret);
-		if (forbidden)
-			forbidden();
-		/*
-		 * exit, not _exit: in a sanitizer build LeakSanitizer then stops
-		 * the world from a ptrace-ing clone, under the filter; a call
-		 * of its that the list lacks kills that clone and hangs the exit.
-		 */
-		exit(0);
+		body(arg);
+		_exit(99);
 	}
 	close(pipefd[1]);
 	n = read(pipefd[0], msg, msglen - 1);
@@ -102,6 +89,47 @@ static int child_run(enum which w, void (*forbidden)(void), char *msg, size_t ms
 	if (waitpid(pid, &status, 0) != pid)
 		return -1;
 	return status;
+}
+
+struct child_job {
+	enum which w;
+	void (*forbidden)(void);
+	int (*attack)(void);
+};
+
+static int enter_list(enum which w)
+{
+	char err[256];
+
+	return w == VMM ? sandbox_enter_vmm(err, sizeof(err)) : sandbox_enter_vcpu(err, sizeof(err));
+}
+
+/* @w's list, the allowed calls, then the forbidden one (if any). */
+static void allowed_then_forbidden(const void *arg)
+{
+	const struct child_job *job = arg;
+	int ret;
+
+	if (enter_list(job->w))
+		_exit(100);
+	ret = allowed_calls(job->w);
+	if (ret)
+		_exit(ret);
+	if (job->forbidden)
+		job->forbidden();
+	/*
+	 * exit, not _exit: in a sanitizer build LeakSanitizer then stops
+	 * the world from a ptrace-ing clone, under the filter; a call
+	 * of its that the list lacks kills that clone and hangs the exit.
+	 */
+	exit(0);
+}
+
+static int child_run(enum which w, void (*forbidden)(void), char *msg, size_t msglen)
+{
+	struct child_job job = { .w = w, .forbidden = forbidden };
+
+	return in_child(allowed_then_forbidden, &job, msg, msglen);
 }
 
 static void inet_socket(void)
@@ -263,42 +291,30 @@ static int own_calls(enum which w)
  * 0 when @attack returned an error, 1 when it worked, 100+ when setup or
  * an own call failed.
  */
+static void own_then_attack(const void *arg)
+{
+	const struct child_job *job = arg;
+	char err[256];
+	int ret;
+
+	if (sandbox_fs_allow(tg.allowed, SANDBOX_FS_READ | SANDBOX_FS_WRITE, err,
+			     sizeof(err)) || sandbox_fs_enter(err, sizeof(err)))
+		_exit(100);
+	if (enter_list(job->w))
+		_exit(101);
+	ret = own_calls(job->w);
+	if (ret)
+		_exit(100 + ret);
+	ret = job->attack();
+	fprintf(stderr, "call answered %s\n", strerror(ret));
+	exit(ret ? 0 : 1);
+}
+
 static int attack_run(enum which w, int (*attack)(void), char *msg, size_t msglen)
 {
-	int pipefd[2], status;
-	pid_t pid;
-	ssize_t n;
+	struct child_job job = { .w = w, .attack = attack };
 
-	if (pipe(pipefd))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		char err[256];
-		int ret;
-
-		dup2(pipefd[1], STDERR_FILENO);
-		close(pipefd[0]);
-		if (sandbox_fs_allow(tg.allowed, SANDBOX_FS_READ | SANDBOX_FS_WRITE, err,
-				     sizeof(err)) || sandbox_fs_enter(err, sizeof(err)))
-			_exit(100);
-		ret = w == VMM ? sandbox_enter_vmm(err, sizeof(err)) :
-				 sandbox_enter_vcpu(err, sizeof(err));
-		if (ret)
-			_exit(101);
-		ret = own_calls(w);
-		if (ret)
-			_exit(100 + ret);
-		ret = attack();
-		fprintf(stderr, "call answered %s\n", strerror(ret));
-		exit(ret ? 0 : 1);
-	}
-	close(pipefd[1]);
-	n = read(pipefd[0], msg, msglen - 1);
-	msg[n > 0 ? n : 0] = '\0';
-	close(pipefd[0]);
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	return status;
+	return in_child(own_then_attack, &job, msg, msglen);
 }
 
 static bool target_spawn(void)
