@@ -187,10 +187,10 @@ static void test_framer_splits(void)
 {
 	static const char stream[] =
 		" {\"a\": \"}\\\"{[\", \"b\": [1, {\"c\": \"\\\\\"}]}\n"
-		"[\"x\"]\"str\\\"ing\" 12 true\t{}";
+		"[\"x\"]\"str\\\"ing\" 12 true\t{}[1e5, -2.5E-3, false, null]";
 	static const char *const want[] = {
 		"{\"a\": \"}\\\"{[\", \"b\": [1, {\"c\": \"\\\\\"}]}",
-		"[\"x\"]", "\"str\\\"ing\"", "12", "true", "{}",
+		"[\"x\"]", "\"str\\\"ing\"", "12", "true", "{}", "[1e5, -2.5E-3, false, null]",
 	};
 	size_t total = sizeof(stream) - 1;
 
@@ -246,6 +246,7 @@ static void test_malformed(void)
 {
 	static const char bad[] = "{\"execute\": nope}";
 	static const char good[] = "{\"execute\": \"qmp_capabilities\", \"id\": 7}";
+	static const char version[] = "{\"execute\": \"query-version\", \"id\": 8}";
 	struct qmp_pipe p;
 	char *out, *chunk;
 	int ret = 0;
@@ -258,6 +259,19 @@ static void test_malformed(void)
 	CU_ASSERT_EQUAL(pipe_feed(&p, good, sizeof(good) - 1, 5), 0);
 	out = pipe_replies(&p);
 	CU_ASSERT(strstr(out, "\"return\"") && strstr(out, "\"id\":7"));
+	free(out);
+	/*
+	 * garbage in an object that never closes: refused at the garbage, not
+	 * waited on (it swallowed every later command when only brackets were
+	 * counted); the next command is answered
+	 */
+	CU_ASSERT_EQUAL(pipe_feed(&p, "{bad json\n", 10, 10), 0);
+	out = pipe_replies(&p);
+	CU_ASSERT(strstr(out, "JSON parse error") != NULL);
+	free(out);
+	CU_ASSERT_EQUAL(pipe_feed(&p, version, sizeof(version) - 1, 5), 0);
+	out = pipe_replies(&p);
+	CU_ASSERT(strstr(out, "\"qemu\"") && strstr(out, "\"id\":8"));
 	free(out);
 	/* a string that never closes: refused at the message limit, with why */
 	chunk = malloc(4096);

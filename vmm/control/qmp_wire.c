@@ -26,6 +26,32 @@ static bool ends_token(char c)
 }
 
 /*
+ * Whether @c, outside a string, can still be part of a JSON value: a
+ * letter only while the bare word it extends begins true, false or null.
+ * A byte that cannot ends the value where it stands, so that garbage in
+ * an open object ("{bad json") is refused at once, not waited on until a
+ * closing brace that may never come.
+ */
+static bool can_be_json(struct qmp_framer *f, char c)
+{
+	static const char *const words[] = { "true", "false", "null" };
+
+	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+		if (f->word_len >= sizeof(f->word) - 1)
+			return false;
+		f->word[f->word_len++] = c;
+		f->word[f->word_len] = '\0';
+		for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+			if (!strncmp(words[i], f->word, f->word_len))
+				return true;
+		/* an exponent: 1e5, 2E-3 */
+		return f->word_len == 1 && (c == 'e' || c == 'E');
+	}
+	f->word_len = 0;
+	return is_space(c) || (c >= '0' && c <= '9') || (c && strchr("{}[]:,\"-+.", c));
+}
+
+/*
  * One byte of a value that opened with '{', '[' or '"'; true when it was
  * the value's last. Brackets are only counted, not matched: "{]" is a
  * value to jansson, which refuses it.
@@ -41,6 +67,8 @@ static bool scan_nested(struct qmp_framer *f, char c)
 			f->in_string = false;
 		return !f->in_string && !f->depth;
 	}
+	if (!can_be_json(f, c))
+		return true;	/* jansson says why not */
 	if (c == '"')
 		f->in_string = true;
 	else if (c == '{' || c == '[')
@@ -84,6 +112,7 @@ static void framer_restart(struct qmp_framer *f)
 	f->depth = 0;
 	f->in_string = false;
 	f->escaped = false;
+	f->word_len = 0;
 }
 
 int qmp_wire_decode(struct qmp_framer *f, const char *buf, size_t len, size_t flags,

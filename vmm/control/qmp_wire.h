@@ -23,6 +23,8 @@ struct qmp_framer {
 	size_t scanned;		/* bytes of it scanned so far */
 	unsigned int depth;	/* '{' and '[' open */
 	bool in_string, escaped;
+	char word[6];		/* the bare word (true, false, null) being read */
+	unsigned char word_len;
 	/* the work done, for tests */
 	uint64_t bytes_scanned;	/* bytes looked at */
 	uint64_t parses;	/* whole values handed to jansson */
