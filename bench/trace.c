@@ -4,10 +4,11 @@
  * table keyed by the trace's ID (any 64-bit value); deletion shifts the
  * following entries back so no tombstones accumulate over long traces.
  * A replay whose allocations have an owner also finds them by frame (the
- * allocator's callbacks name frames) through a second table of the same
- * kind: both grow with the live allocations, never with the pool, so a
- * replay on a metadata-only pool of any size needs only the allocator's
- * metadata and the trace's own.
+ * allocator's callbacks name frames): a 4-byte word per frame holds the ID
+ * of the allocation that starts there (0.1% of the pool, a quarter of the
+ * allocator's metadata, and one store or load where a hash table took a
+ * probe chain of misses); IDs too wide for the word are found through a
+ * small table keyed by frame, of the kind above.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -19,6 +20,8 @@
 #include "bench/trace.h"
 
 #define NO_FRAME	UINT32_MAX	/* the allocation failed, or was reclaimed */
+/* id_at[frame]: 0 none, WIDE_ID look in the table at[], else the ID + 1 */
+#define WIDE_ID		UINT32_MAX
 
 struct live {
 	uint64_t id;
@@ -44,7 +47,9 @@ struct replay {
 	struct replay_counts counts;
 	/* live mode */
 	bool live;
-	struct at *at;		/* by frame; at_cap a power of two */
+	uint32_t *id_at;	/* by frame: see WIDE_ID */
+	uint64_t frames;
+	struct at *at;		/* wide IDs by frame; at_cap a power of two */
 	size_t at_cap;
 	size_t at_nr;
 	uint8_t *base;		/* the pool memfd, mapped: NULL without one */
@@ -188,19 +193,51 @@ static void at_del(struct replay *r, struct at *a)
 	r->at_nr--;
 }
 
+static bool id_is_wide(uint64_t id)
+{
+	return id >= WIDE_ID - 1;
+}
+
 /* Record that @frame holds @id; room is made before the allocation. */
 static void at_set(struct replay *r, uint32_t frame, uint64_t id)
 {
-	if (r->live)
+	if (!r->live)
+		return;
+	if (id_is_wide(id)) {
+		r->id_at[frame] = WIDE_ID;
 		at_insert(r, frame, id);
+	} else {
+		r->id_at[frame] = (uint32_t)id + 1;
+	}
 }
 
 static void at_clear(struct replay *r, uint32_t frame)
 {
-	struct at *a = r->live ? at_find(r, frame) : NULL;
+	struct at *a;
 
-	if (a)
+	if (!r->live)
+		return;
+	if (r->id_at[frame] == WIDE_ID && (a = at_find(r, frame)))
 		at_del(r, a);
+	r->id_at[frame] = 0;
+}
+
+/* The ID of the allocation starting at @frame; false: none. */
+static bool at_get(struct replay *r, uint64_t frame, uint64_t *id)
+{
+	uint32_t v;
+	struct at *a;
+
+	if (!r->live || frame >= r->frames || !(v = r->id_at[frame]))
+		return false;
+	if (v != WIDE_ID) {
+		*id = v - 1;
+		return true;
+	}
+	a = at_find(r, (uint32_t)frame);
+	if (a)
+		*id = (uint64_t)a->id_hi << 32 | a->id_lo;
+	return a;
 }
 
 /*
@@ -257,12 +294,12 @@ static void pattern_copy(struct replay *r, uint64_t old, uint64_t new, unsigned 
 
 static struct live *entry_of_frame(struct replay *r, uint64_t frame)
 {
-	struct at *a;
+	uint64_t id;
 	struct live *e;
 
-	if (frame >= mm_pool_frames(r->pool) || !(a = at_find(r, (uint32_t)frame)))
+	if (!at_get(r, frame, &id))
 		return NULL;
-	e = table_find(r, (uint64_t)a->id_hi << 32 | a->id_lo);
+	e = table_find(r, id);
 	return e && e->frame == frame ? e : NULL;
 }
 
@@ -277,7 +314,7 @@ static int replay_migrate(void *priv, uint64_t old, uint64_t new, unsigned int o
 	r->counts.corrupted_bytes += pattern_check(r, old, order, e->id);
 	pattern_copy(r, old, new, order);
 	at_clear(r, (uint32_t)old);
-	at_insert(r, (uint32_t)new, e->id);
+	at_set(r, (uint32_t)new, e->id);
 	e->frame = (uint32_t)new;
 	r->counts.migrated_pages += 1UL << order;
 	return 0;
@@ -321,7 +358,9 @@ static int replay_go_live(struct replay *r)
 			return -errno;
 		}
 	}
-	ret = at_grow(r);
+	r->frames = frames;
+	r->id_at = bigmem_alloc(frames * sizeof(*r->id_at));
+	ret = r->id_at ? at_grow(r) : -ENOMEM;
 	if (!ret)
 		ret = mm_owner_register(r->pool, &movable_ops, r, &r->owner[MIGRATE_MOVABLE]);
 	if (!ret)
@@ -366,7 +405,8 @@ bool replay_checks_contents(const struct replay *r)
 
 size_t replay_table_bytes(const struct replay *r)
 {
-	return r->cap * sizeof(*r->slots) + r->at_cap * sizeof(*r->at);
+	return r->cap * sizeof(*r->slots) + r->at_cap * sizeof(*r->at) +
+	       (r->id_at ? r->frames * sizeof(*r->id_at) : 0);
 }
 
 void replay_destroy(struct replay *r)
@@ -379,6 +419,7 @@ void replay_destroy(struct replay *r)
 	if (r->base)
 		munmap(r->base, mm_pool_frames(r->pool) << MM_PAGE_SHIFT);
 	bigmem_free(r->at, r->at_cap * sizeof(*r->at));
+	bigmem_free(r->id_at, r->frames * sizeof(*r->id_at));
 	bigmem_free(r->slots, r->cap * sizeof(*r->slots));
 	free(r);
 }
@@ -399,7 +440,8 @@ static int replay_alloc(struct replay *r, const struct trace_event *ev,
 		return -EINVAL;
 	}
 	if ((table_full(r->nr, r->cap) && table_grow(r)) ||
-	    (r->live && table_full(r->at_nr, r->at_cap) && at_grow(r))) {
+	    (r->live && id_is_wide(ev->id) && table_full(r->at_nr, r->at_cap) &&
+	     at_grow(r))) {
 		snprintf(err, errlen, "out of memory for the trace table");
 		return -ENOMEM;
 	}
