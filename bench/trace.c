@@ -477,6 +477,22 @@ static void pattern_copy(struct replay *r, uint64_t old, uint64_t new, unsigned 
 		       MM_PAGE_SIZE << order);
 }
 
+void replay_prefetch(struct replay *r, uint64_t id, int stage)
+{
+	size_t i;
+
+	if (id_is_wide(id))
+		return;
+	if (stage == 0) {
+		__builtin_prefetch(&r->n[hash_slot(id, r->ncap)], 1);
+		return;
+	}
+	if (n_find(r, id, &i) && !IS_FRAMELESS(r->n[i].frame)) {
+		__builtin_prefetch(&r->om[r->n[i].frame], 0);
+		mm_prefetch(r->pool, r->n[i].frame);
+	}
+}
+
 /* The allocation that starts at @frame, owned (live mode). */
 static bool ref_of_frame(struct replay *r, uint64_t frame, struct ref *ref,
 			 struct ent *e)

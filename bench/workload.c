@@ -164,6 +164,7 @@ struct gen {
 	const struct wl_profile *p;
 	struct prng rng;
 	wl_sink sink;
+	wl_hint hint;
 	void *ctx;
 	struct queue q;
 	uint8_t *info;		/* per id: bit 7 live, bits 4-5 order, 0-1 type */
@@ -387,6 +388,31 @@ static void forget(struct gen *g, uint64_t id)
 	g->live_total -= pages;
 }
 
+/*
+ * The frees due next are known: each costs a few cache misses (its ID's
+ * byte here, the replay's slot, the frame's metadata), so ask for them
+ * HINT_FAR and HINT_NEAR frees ahead, overlapping the misses.
+ */
+#define HINT_FAR	16
+#define HINT_NEAR	8
+
+static void hint_ahead(struct gen *g)
+{
+	struct queue *q = &g->q;
+	size_t far = q->pos_due + HINT_FAR, near = q->pos_due + HINT_NEAR;
+
+	if (!g->hint)
+		return;
+	if (far < q->nr_due) {
+		uint64_t id = q->due[far] & ID_MASK;
+
+		__builtin_prefetch(&g->info[id], 1);
+		g->hint(g->ctx, id, 0);
+	}
+	if (near < q->nr_due)
+		g->hint(g->ctx, q->due[near] & ID_MASK, 1);
+}
+
 static int free_expired(struct gen *g, uint64_t tick)
 {
 	uint64_t id;
@@ -398,6 +424,7 @@ static int free_expired(struct gen *g, uint64_t tick)
 			return ret;
 	}
 	while (queue_pop_due(&g->q, tick, &id)) {
+		hint_ahead(g);
 		if (!(g->info[id] & INFO_LIVE))
 			continue;	/* reclaimed meanwhile */
 		forget(g, id);
@@ -488,6 +515,8 @@ static int allocate_one(struct gen *g, uint64_t tick, uint64_t end,
 		g->cap_ids = cap;
 	}
 	g->nr_ids++;
+	if (g->hint)	/* IDs are handed out in order: the slot it will take */
+		g->hint(g->ctx, id + HINT_FAR, 0);
 	g->info[id] = INFO_LIVE | (uint8_t)(order << 4) | (uint8_t)mt;
 	g->live[mt] += 1UL << order;
 	g->live_total += 1UL << order;
@@ -561,9 +590,9 @@ static int run(struct gen *g, uint64_t pool_pages)
 }
 
 int wl_generate(const struct wl_profile *p, uint64_t pool_pages, uint64_t seed,
-		wl_sink sink, void *ctx)
+		wl_sink sink, wl_hint hint, void *ctx)
 {
-	struct gen g = { .p = p, .sink = sink, .ctx = ctx };
+	struct gen g = { .p = p, .sink = sink, .hint = hint, .ctx = ctx };
 	int ret;
 
 	prng_seed(&g.rng, seed);
