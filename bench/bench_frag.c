@@ -48,6 +48,13 @@ static int replay_sink(void *ctx, const struct trace_event *ev)
 	return replay_event(c->replay, ev, c->err, c->errlen);
 }
 
+static void replay_hint(void *ctx, uint64_t id, int stage)
+{
+	struct sink_ctx *c = ctx;
+
+	replay_prefetch(c->replay, id, stage);
+}
+
 static int run_load(const struct frag_opts *o, FILE *trace, struct replay *r,
 		    uint64_t pool_pages, char *err, size_t errlen)
 {
@@ -63,7 +70,7 @@ static int run_load(const struct frag_opts *o, FILE *trace, struct replay *r,
 		snprintf(err, errlen, "unknown workload profile '%s'", o->profile);
 		return -EINVAL;
 	}
-	return wl_generate(p, pool_pages, o->seed, replay_sink, &ctx);
+	return wl_generate(p, pool_pages, o->seed, replay_sink, replay_hint, &ctx);
 }
 
 /*
@@ -715,7 +722,7 @@ int cmd_bench_trace_gen(int argc, char **argv)
 	}
 	fprintf(f, "# gpmm allocation trace: profile %s, seed %llu\n# %s\n# pool-mib %llu\n",
 		p->name, (unsigned long long)seed, p->desc, (unsigned long long)mib);
-	ret = wl_generate(p, (mib << 20) >> MM_PAGE_SHIFT, seed, print_sink, f);
+	ret = wl_generate(p, (mib << 20) >> MM_PAGE_SHIFT, seed, print_sink, NULL, f);
 	if (f != stdout && fclose(f))
 		ret = -errno;
 	if (ret)

@@ -54,6 +54,12 @@ void replay_destroy(struct replay *r);
 /* 0, or -EINVAL with a message in @err (unknown or duplicate ID). */
 int replay_event(struct replay *r, const struct trace_event *ev, char *err,
 		 size_t errlen);
+/*
+ * Cache hints for an ID freed soon: stage 0 brings in its table slot,
+ * stage 1 (a few events later) what its frame leads to. No effect on
+ * the replay's results.
+ */
+void replay_prefetch(struct replay *r, uint64_t id, int stage);
 /* Free every live allocation whose type bit (1 << mt) is in @mask. */
 void replay_free_types(struct replay *r, unsigned int mask);
 /* Free about @permille/1000 of them, picked with @seed; pages freed. */

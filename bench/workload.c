@@ -121,19 +121,52 @@ const struct wl_profile *wl_profile_at(unsigned int i)
 	return i < NR_PROFILES ? &profiles[i] : NULL;
 }
 
-/* A min-heap of pending frees by expiry tick. */
-struct expiry {
-	uint64_t tick;
-	uint64_t id;
+/*
+ * Pending frees wait in a calendar queue: one bucket per QUEUE_SPAN ticks
+ * of the run, each a list of fixed-size chunks, so a free costs one
+ * append (a cache miss) and a pop reads its bucket in order, where a
+ * binary heap over tens of millions of entries took log n misses per pop.
+ * An entry is one word: the tick's offset in its bucket above the ID.
+ * Frees come out in (tick, ID) order, whatever the bucket size: a bucket
+ * is counting-sorted by offset when its span begins (appends came in ID
+ * order), and frees due within the current span go to a small heap.
+ */
+#define QUEUE_SPAN	4096u
+#define ID_BITS		40
+#define ID_MASK		((1ULL << ID_BITS) - 1)
+#define CHUNK_ENTRIES	31u
+#define NO_CHUNK	UINT32_MAX
+
+struct chunk {
+	uint32_t next;
+	uint32_t nr;
+	uint64_t e[CHUNK_ENTRIES];
+};
+
+struct bucket {
+	uint32_t head, tail;
+};
+
+struct queue {
+	struct bucket *buckets;
+	uint64_t nr_buckets;
+	uint64_t cur;			/* the bucket whose span we are in */
+	struct chunk *chunks;		/* arena; freed chunks on a list */
+	uint32_t nr_chunks, cap_chunks, free_chunk;
+	uint64_t *due;			/* the current bucket, sorted */
+	size_t nr_due, pos_due, cap_due;
+	uint64_t *near;			/* min-heap: due within this span */
+	size_t nr_near, cap_near;
+	uint32_t *count;		/* QUEUE_SPAN counters for the sort */
 };
 
 struct gen {
 	const struct wl_profile *p;
 	struct prng rng;
 	wl_sink sink;
+	wl_hint hint;
 	void *ctx;
-	struct expiry *heap;
-	size_t nr_heap, cap_heap;
+	struct queue q;
 	uint8_t *info;		/* per id: bit 7 live, bits 4-5 order, 0-1 type */
 	uint64_t nr_ids, cap_ids;
 	uint64_t live[MIGRATE_TYPES];
@@ -143,46 +176,195 @@ struct gen {
 
 #define INFO_LIVE 0x80
 
-static int heap_push(struct gen *g, uint64_t tick, uint64_t id)
+static int queue_init(struct queue *q, uint64_t end)
 {
-	size_t i;
-
-	if (g->nr_heap == g->cap_heap) {
-		size_t cap = g->cap_heap ? 2 * g->cap_heap : 4096;
-		struct expiry *h = bigmem_grow(g->heap, g->cap_heap * sizeof(*h),
-					       cap * sizeof(*h));
-
-		if (!h)
-			return -ENOMEM;
-		g->heap = h;
-		g->cap_heap = cap;
-	}
-	for (i = g->nr_heap++; i && g->heap[(i - 1) / 2].tick > tick; i = (i - 1) / 2)
-		g->heap[i] = g->heap[(i - 1) / 2];
-	g->heap[i] = (struct expiry){ tick, id };
+	q->nr_buckets = end / QUEUE_SPAN + 1;
+	q->buckets = bigmem_alloc(q->nr_buckets * sizeof(*q->buckets));
+	q->count = calloc(QUEUE_SPAN, sizeof(*q->count));
+	if (!q->buckets || !q->count)
+		return -ENOMEM;
+	for (uint64_t b = 0; b < q->nr_buckets; b++)
+		q->buckets[b] = (struct bucket){ NO_CHUNK, NO_CHUNK };
+	q->free_chunk = NO_CHUNK;
 	return 0;
 }
 
-static struct expiry heap_pop(struct gen *g)
+static void queue_destroy(struct queue *q)
 {
-	struct expiry top = g->heap[0], last = g->heap[--g->nr_heap];
+	bigmem_free(q->buckets, q->nr_buckets * sizeof(*q->buckets));
+	bigmem_free(q->chunks, (size_t)q->cap_chunks * sizeof(*q->chunks));
+	free(q->due);
+	free(q->near);
+	free(q->count);
+}
+
+static int chunk_new(struct queue *q, uint32_t *out)
+{
+	uint32_t c = q->free_chunk;
+
+	if (c != NO_CHUNK) {
+		q->free_chunk = q->chunks[c].next;
+	} else {
+		if (q->nr_chunks == q->cap_chunks) {
+			uint32_t cap = q->cap_chunks ? q->cap_chunks * 2 : 1024;
+			struct chunk *n;
+
+			if (cap <= q->cap_chunks || cap == NO_CHUNK)
+				return -E2BIG;
+			n = bigmem_grow(q->chunks, (size_t)q->cap_chunks * sizeof(*n),
+					(size_t)cap * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			q->chunks = n;
+			q->cap_chunks = cap;
+		}
+		c = q->nr_chunks++;
+	}
+	q->chunks[c].next = NO_CHUNK;
+	q->chunks[c].nr = 0;
+	*out = c;
+	return 0;
+}
+
+static int grow_u64(uint64_t **v, size_t *cap, size_t need)
+{
+	size_t n = *cap ? *cap : 1024;
+	uint64_t *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	p = realloc(*v, n * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = n;
+	return 0;
+}
+
+static int near_push(struct queue *q, uint64_t key)
+{
+	size_t i;
+	int ret = grow_u64(&q->near, &q->cap_near, q->nr_near + 1);
+
+	if (ret)
+		return ret;
+	for (i = q->nr_near++; i && q->near[(i - 1) / 2] > key; i = (i - 1) / 2)
+		q->near[i] = q->near[(i - 1) / 2];
+	q->near[i] = key;
+	return 0;
+}
+
+static uint64_t near_pop(struct queue *q)
+{
+	uint64_t top = q->near[0], last = q->near[--q->nr_near];
 	size_t i = 0;
 
 	for (;;) {
 		size_t c = 2 * i + 1;
 
-		if (c >= g->nr_heap)
+		if (c >= q->nr_near)
 			break;
-		if (c + 1 < g->nr_heap && g->heap[c + 1].tick < g->heap[c].tick)
+		if (c + 1 < q->nr_near && q->near[c + 1] < q->near[c])
 			c++;
-		if (g->heap[c].tick >= last.tick)
+		if (q->near[c] >= last)
 			break;
-		g->heap[i] = g->heap[c];
+		q->near[i] = q->near[c];
 		i = c;
 	}
-	if (g->nr_heap)
-		g->heap[i] = last;
+	if (q->nr_near)
+		q->near[i] = last;
 	return top;
+}
+
+static int queue_push(struct queue *q, uint64_t tick, uint64_t id)
+{
+	uint64_t b = tick / QUEUE_SPAN;
+	uint64_t key = (tick % QUEUE_SPAN) << ID_BITS | id;
+	struct bucket *bk;
+	uint32_t c;
+	int ret;
+
+	if (id > ID_MASK || b >= q->nr_buckets)
+		return -E2BIG;
+	if (b == q->cur)
+		return near_push(q, key);
+	bk = &q->buckets[b];
+	if (bk->tail == NO_CHUNK || q->chunks[bk->tail].nr == CHUNK_ENTRIES) {
+		ret = chunk_new(q, &c);
+		if (ret)
+			return ret;
+		if (bk->tail == NO_CHUNK)
+			bk->head = c;
+		else
+			q->chunks[bk->tail].next = c;
+		bk->tail = c;
+	}
+	q->chunks[bk->tail].e[q->chunks[bk->tail].nr++] = key;
+	return 0;
+}
+
+/*
+ * Bucket @b's span begins: its entries, appended in ID order, are sorted
+ * stably by tick offset into q->due, and its chunks go back to the list.
+ */
+static int queue_enter(struct queue *q, uint64_t b)
+{
+	struct bucket *bk = &q->buckets[b];
+	size_t n = 0, sum = 0;
+	int ret;
+
+	q->cur = b;
+	q->nr_due = q->pos_due = 0;
+	for (uint32_t c = bk->head; c != NO_CHUNK; c = q->chunks[c].next)
+		n += q->chunks[c].nr;
+	if (!n)
+		return 0;
+	ret = grow_u64(&q->due, &q->cap_due, n);
+	if (ret)
+		return ret;
+	memset(q->count, 0, QUEUE_SPAN * sizeof(*q->count));
+	for (uint32_t c = bk->head; c != NO_CHUNK; c = q->chunks[c].next)
+		for (uint32_t i = 0; i < q->chunks[c].nr; i++)
+			q->count[q->chunks[c].e[i] >> ID_BITS]++;
+	for (uint32_t off = 0; off < QUEUE_SPAN; off++) {
+		size_t k = q->count[off];
+
+		q->count[off] = (uint32_t)sum;
+		sum += k;
+	}
+	for (uint32_t c = bk->head, next; c != NO_CHUNK; c = next) {
+		for (uint32_t i = 0; i < q->chunks[c].nr; i++)
+			q->due[q->count[q->chunks[c].e[i] >> ID_BITS]++] = q->chunks[c].e[i];
+		next = q->chunks[c].next;
+		q->chunks[c].next = q->free_chunk;
+		q->free_chunk = c;
+	}
+	*bk = (struct bucket){ NO_CHUNK, NO_CHUNK };
+	q->nr_due = n;
+	return 0;
+}
+
+/* The next ID due at or before @tick, in (tick, ID) order; false: none. */
+static bool queue_pop_due(struct queue *q, uint64_t tick, uint64_t *id)
+{
+	uint64_t limit = (tick % QUEUE_SPAN) << ID_BITS | ID_MASK, key;
+	bool from_due = q->pos_due < q->nr_due;
+
+	if (q->nr_near && (!from_due || q->near[0] < q->due[q->pos_due]))
+		from_due = false;
+	else if (!from_due)
+		return false;
+	key = from_due ? q->due[q->pos_due] : q->near[0];
+	if (key > limit)
+		return false;
+	if (from_due)
+		q->pos_due++;
+	else
+		near_pop(q);
+	*id = key & ID_MASK;
+	return true;
 }
 
 static int emit(struct gen *g, enum trace_op op, uint64_t id)
@@ -206,16 +388,47 @@ static void forget(struct gen *g, uint64_t id)
 	g->live_total -= pages;
 }
 
+/*
+ * The frees due next are known: each costs a few cache misses (its ID's
+ * byte here, the replay's slot, the frame's metadata), so ask for them
+ * HINT_FAR and HINT_NEAR frees ahead, overlapping the misses.
+ */
+#define HINT_FAR	16
+#define HINT_NEAR	8
+
+static void hint_ahead(struct gen *g)
+{
+	struct queue *q = &g->q;
+	size_t far = q->pos_due + HINT_FAR, near = q->pos_due + HINT_NEAR;
+
+	if (!g->hint)
+		return;
+	if (far < q->nr_due) {
+		uint64_t id = q->due[far] & ID_MASK;
+
+		__builtin_prefetch(&g->info[id], 1);
+		g->hint(g->ctx, id, 0);
+	}
+	if (near < q->nr_due)
+		g->hint(g->ctx, q->due[near] & ID_MASK, 1);
+}
+
 static int free_expired(struct gen *g, uint64_t tick)
 {
-	while (g->nr_heap && g->heap[0].tick <= tick) {
-		struct expiry e = heap_pop(g);
-		int ret;
+	uint64_t id;
+	int ret;
 
-		if (!(g->info[e.id] & INFO_LIVE))
+	if (tick / QUEUE_SPAN != g->q.cur || tick == 0) {
+		ret = queue_enter(&g->q, tick / QUEUE_SPAN);
+		if (ret)
+			return ret;
+	}
+	while (queue_pop_due(&g->q, tick, &id)) {
+		hint_ahead(g);
+		if (!(g->info[id] & INFO_LIVE))
 			continue;	/* reclaimed meanwhile */
-		forget(g, e.id);
-		ret = emit(g, TRACE_FREE, e.id);
+		forget(g, id);
+		ret = emit(g, TRACE_FREE, id);
 		if (ret)
 			return ret;
 	}
@@ -302,6 +515,8 @@ static int allocate_one(struct gen *g, uint64_t tick, uint64_t end,
 		g->cap_ids = cap;
 	}
 	g->nr_ids++;
+	if (g->hint)	/* IDs are handed out in order: the slot it will take */
+		g->hint(g->ctx, id + HINT_FAR, 0);
 	g->info[id] = INFO_LIVE | (uint8_t)(order << 4) | (uint8_t)mt;
 	g->live[mt] += 1UL << order;
 	g->live_total += 1UL << order;
@@ -309,7 +524,7 @@ static int allocate_one(struct gen *g, uint64_t tick, uint64_t end,
 	if (ret)
 		return ret;
 	expiry = lifetime(g, mt, tick, end);
-	return expiry == UINT64_MAX ? 0 : heap_push(g, expiry, id);
+	return expiry == UINT64_MAX ? 0 : queue_push(&g->q, expiry, id);
 }
 
 /*
@@ -357,7 +572,7 @@ static int run(struct gen *g, uint64_t pool_pages)
 		(uint64_t)(g->turnover * g->p->reclaim_every / 100.0) : 0;
 	uint64_t rhalf = g->p->rhalf_every ?
 		(uint64_t)(g->turnover * g->p->rhalf_every / 100.0) : 0;
-	int ret = 0;
+	int ret = queue_init(&g->q, end);
 
 	for (uint64_t tick = 0; tick < end && !ret; tick++) {
 		double target = target_at(g, tick, pool_pages);
@@ -375,16 +590,16 @@ static int run(struct gen *g, uint64_t pool_pages)
 }
 
 int wl_generate(const struct wl_profile *p, uint64_t pool_pages, uint64_t seed,
-		wl_sink sink, void *ctx)
+		wl_sink sink, wl_hint hint, void *ctx)
 {
-	struct gen g = { .p = p, .sink = sink, .ctx = ctx };
+	struct gen g = { .p = p, .sink = sink, .hint = hint, .ctx = ctx };
 	int ret;
 
 	prng_seed(&g.rng, seed);
 	/* Allocations average ~1.7 pages: the pool turns over in this many. */
 	g.turnover = p->occupancy * (double)pool_pages / 1.7;
 	ret = run(&g, pool_pages);
-	bigmem_free(g.heap, g.cap_heap * sizeof(*g.heap));
+	queue_destroy(&g.q);
 	bigmem_free(g.info, g.cap_ids);
 	return ret;
 }

@@ -32,10 +32,12 @@ struct wl_profile {
 };
 
 typedef int (*wl_sink)(void *ctx, const struct trace_event *ev);
+/* Optional: ID will be freed soon (stage 0: in a while, 1: sooner). */
+typedef void (*wl_hint)(void *ctx, uint64_t id, int stage);
 
 const struct wl_profile *wl_profile_find(const char *name);
 const struct wl_profile *wl_profile_at(unsigned int i);	/* NULL past the end */
 int wl_generate(const struct wl_profile *p, uint64_t pool_pages, uint64_t seed,
-		wl_sink sink, void *ctx);
+		wl_sink sink, wl_hint hint, void *ctx);
 
 #endif

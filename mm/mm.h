@@ -210,6 +210,8 @@ uint64_t mm_owner_pages(struct mm_pool *pool, uint32_t id);
 /* Pins keep a block in place (a device ring in use). -EAGAIN: being moved. */
 __must_check int mm_pin(struct mm_pool *pool, uint64_t frame);
 __must_check int mm_unpin(struct mm_pool *pool, uint64_t frame);
+/* Cache hint: the block at @frame will be freed or asked about soon. */
+void mm_prefetch(struct mm_pool *pool, uint64_t frame);
 /* Recency hint for the LRU: the block was used. */
 void mm_touch(struct mm_pool *pool, uint64_t frame);
 /* Reclaim up to @pages from the LRU tails of the types in @mask. */
