@@ -59,7 +59,9 @@ struct frag_result {
 	bool contents_checked;
 	uint64_t peak_rss_bytes;	/* VmHWM, reset before the run */
 	uint64_t metadata_bytes;	/* the allocator's, for this pool */
-	uint64_t trace_table_bytes;	/* the replay's live-allocation tables */
+	uint64_t trace_table_bytes;	/* the replay's tables by ID: the trace's live set */
+	uint64_t generator_bytes;	/* a built-in workload's own tables */
+	uint64_t frame_table_bytes;	/* the replay's word per frame (live mode) */
 };
 
 /*

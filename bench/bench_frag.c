@@ -34,17 +34,25 @@ struct sink_ctx {
 	size_t errlen;
 };
 
+/*
+ * The status line is looked at every PROGRESS_EVERY events: reading the
+ * clock for each of a run's hundreds of millions of events cost seconds.
+ */
+#define PROGRESS_EVERY	4096
+
 static int replay_sink(void *ctx, const struct trace_event *ev)
 {
 	struct sink_ctx *c = ctx;
 	const struct replay_counts *rc = replay_counts(c->replay);
 
-	progress_tick(c->progress, "%llu events, pool %.0f%% used, %llu failed",
-		      (unsigned long long)rc->events,
-		      100.0 * (double)(rc->live_pages[MIGRATE_UNMOVABLE] +
-				       rc->live_pages[MIGRATE_RECLAIMABLE] +
-				       rc->live_pages[MIGRATE_MOVABLE]) / (double)c->pool_pages,
-		      (unsigned long long)rc->alloc_failed);
+	if (rc->events % PROGRESS_EVERY == 0)
+		progress_tick(c->progress, "%llu events, pool %.0f%% used, %llu failed",
+			      (unsigned long long)rc->events,
+			      100.0 * (double)(rc->live_pages[MIGRATE_UNMOVABLE] +
+					       rc->live_pages[MIGRATE_RECLAIMABLE] +
+					       rc->live_pages[MIGRATE_MOVABLE]) /
+			      (double)c->pool_pages,
+			      (unsigned long long)rc->alloc_failed);
 	return replay_event(c->replay, ev, c->err, c->errlen);
 }
 
@@ -56,7 +64,7 @@ static void replay_hint(void *ctx, uint64_t id, int stage)
 }
 
 static int run_load(const struct frag_opts *o, FILE *trace, struct replay *r,
-		    uint64_t pool_pages, char *err, size_t errlen)
+		    uint64_t pool_pages, size_t *gen_bytes, char *err, size_t errlen)
 {
 	struct sink_ctx ctx = { r, o->progress, pool_pages, err, errlen };
 	const struct wl_profile *p;
@@ -70,7 +78,8 @@ static int run_load(const struct frag_opts *o, FILE *trace, struct replay *r,
 		snprintf(err, errlen, "unknown workload profile '%s'", o->profile);
 		return -EINVAL;
 	}
-	return wl_generate(p, pool_pages, o->seed, replay_sink, replay_hint, &ctx);
+	return wl_generate(p, pool_pages, o->seed, replay_sink, replay_hint, &ctx,
+			   gen_bytes);
 }
 
 /*
@@ -270,6 +279,7 @@ int bench_frag_measure(const struct frag_opts *o, const char *policy,
 	struct replay *r = NULL;
 	struct mm_stats st;
 	uint64_t pool_mib;
+	size_t gen_bytes = 0;
 	FILE *trace;
 	uint64_t t0 = vm_now_ns();
 	int ret;
@@ -305,7 +315,7 @@ int bench_frag_measure(const struct frag_opts *o, const char *policy,
 		ret = run_gupta(pool, r, res, err, errlen);
 		goto done;
 	}
-	ret = run_load(o, trace, r, mm_pool_frames(pool), err, errlen);
+	ret = run_load(o, trace, r, mm_pool_frames(pool), &gen_bytes, err, errlen);
 	if (ret)
 		goto out;
 
@@ -336,6 +346,8 @@ done:
 	res->metadata_bytes = (uint64_t)(mm_metadata_bytes_per_frame(pool) *
 					 (double)mm_pool_frames(pool));
 	res->trace_table_bytes = replay_table_bytes(r);
+	res->frame_table_bytes = replay_frame_table_bytes(r);
+	res->generator_bytes = gen_bytes;
 	res->peak_rss_bytes = peak_rss_bytes();
 out:
 	replay_destroy(r);
@@ -349,7 +361,8 @@ out:
 static json_t *result_json(const struct frag_result *r)
 {
 	return json_pack("{s:s, s:f, s:f, s:I, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I,"
-			 " s:f, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:b, s:I, s:I, s:I}",
+			 " s:f, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:b, s:I, s:I, s:I,"
+			 " s:I, s:I}",
 		"policy", r->policy,
 		"huge_allocatable_pct", r->huge_allocatable_pct,
 		"physical_limit_pct", r->physical_limit_pct,
@@ -376,7 +389,9 @@ static json_t *result_json(const struct frag_result *r)
 		"contents_checked", r->contents_checked,
 		"peak_rss_bytes", (json_int_t)r->peak_rss_bytes,
 		"metadata_bytes", (json_int_t)r->metadata_bytes,
-		"trace_table_bytes", (json_int_t)r->trace_table_bytes);
+		"trace_table_bytes", (json_int_t)r->trace_table_bytes,
+		"generator_bytes", (json_int_t)r->generator_bytes,
+		"frame_table_bytes", (json_int_t)r->frame_table_bytes);
 }
 
 /* bad_B: pattern bytes that differed, or "-" when nothing was checked. */
@@ -389,25 +404,31 @@ static const char *bad_bytes(const struct frag_result *r, char *buf, size_t len)
 }
 
 /*
- * What each run took from the host against the pool it modelled: the
- * peak RSS includes the allocator's metadata, the replay's tables and,
- * for a built-in workload, the generator's pending frees.
+ * What each run took from the host against the pool it modelled. The
+ * peak RSS holds what grows with the pool (the allocator's metadata and,
+ * live, the replay's word per frame) and what grows with the trace (the
+ * replay's tables by ID and a built-in workload's pending frees and IDs):
+ * less_trace% is the peak without the second, against the pool.
  */
 static void print_memory(const struct frag_result *res, int n)
 {
-	printf("\nhost memory: peak RSS of each run (VmHWM), the allocator's metadata "
-	       "and the trace's tables\n");
-	printf("%-20s %10s %8s %9s %8s %9s\n", "policy", "peak_MiB", "pool%",
-	       "meta_MiB", "meta%", "trace_MiB");
+	printf("\nhost memory: peak RSS of each run (VmHWM); the allocator's metadata "
+	       "and the replay's frame words\n"
+	       "grow with the pool, the trace's state "
+	       "(tables by ID, generator) with the live allocations\n");
+	printf("%-20s %10s %8s %9s %8s %10s %10s %11s\n", "policy", "peak_MiB",
+	       "pool%", "meta_MiB", "meta%", "frame_MiB", "trace_MiB", "less_trace%");
 	for (int i = 0; i < n; i++) {
 		double pool = (double)(res[i].pool_pages << MM_PAGE_SHIFT);
+		double trace = (double)(res[i].trace_table_bytes + res[i].generator_bytes);
 
-		printf("%-20s %10.1f %8.3f %9.1f %8.3f %9.1f\n", res[i].policy,
-		       (double)res[i].peak_rss_bytes / (1 << 20),
+		printf("%-20s %10.1f %8.3f %9.1f %8.3f %10.1f %10.1f %11.3f\n",
+		       res[i].policy, (double)res[i].peak_rss_bytes / (1 << 20),
 		       100.0 * (double)res[i].peak_rss_bytes / pool,
 		       (double)res[i].metadata_bytes / (1 << 20),
 		       100.0 * (double)res[i].metadata_bytes / pool,
-		       (double)res[i].trace_table_bytes / (1 << 20));
+		       (double)res[i].frame_table_bytes / (1 << 20), trace / (1 << 20),
+		       100.0 * ((double)res[i].peak_rss_bytes - trace) / pool);
 	}
 }
 
@@ -722,7 +743,7 @@ int cmd_bench_trace_gen(int argc, char **argv)
 	}
 	fprintf(f, "# gpmm allocation trace: profile %s, seed %llu\n# %s\n# pool-mib %llu\n",
 		p->name, (unsigned long long)seed, p->desc, (unsigned long long)mib);
-	ret = wl_generate(p, (mib << 20) >> MM_PAGE_SHIFT, seed, print_sink, NULL, f);
+	ret = wl_generate(p, (mib << 20) >> MM_PAGE_SHIFT, seed, print_sink, NULL, f, NULL);
 	if (f != stdout && fclose(f))
 		ret = -errno;
 	if (ret)

@@ -597,7 +597,7 @@ static struct replay *prefragment(struct pool *pool, struct mm_pcp *pcp,
 	{
 	struct tenant_ctx ctx = { r, pr, err, errlen };
 
-	if (wl_generate(p, mm_pool_frames(pool->mm), 1, tenant_sink, NULL, &ctx)) {
+	if (wl_generate(p, mm_pool_frames(pool->mm), 1, tenant_sink, NULL, &ctx, NULL)) {
 		replay_destroy(r);
 		return NULL;
 	}

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Trace parsing and replay. Live allocations are kept in an open-addressed
- * table keyed by the trace's ID (any 64-bit value); deletion shifts the
- * following entries back so no tombstones accumulate over long traces.
+ * Trace parsing and replay. A live allocation whose ID is below the pool's
+ * frame count (every ID the built-in workloads make: they reuse the IDs
+ * of freed allocations) is kept in two arrays indexed by ID: its frame (4
+ * bytes) and its order and type (1 byte), touched only as far as the
+ * highest such ID, so the trace's state grows with its live allocations,
+ * not with the pool. Wider IDs (trace files) go to an open-addressed table
+ * keyed by ID; deletion shifts the following entries back so no
+ * tombstones accumulate over long traces.
  * A replay whose allocations have an owner also finds them by frame (the
  * allocator's callbacks name frames): a 4-byte word per frame holds the ID
  * of the allocation that starts there (0.1% of the pool, a quarter of the
- * allocator's metadata, and one store or load where a hash table took a
- * probe chain of misses); IDs too wide for the word are found through a
+ * allocator's metadata); IDs too wide for the word are found through a
  * small table keyed by frame, of the kind above.
  */
 #include <errno.h>
@@ -23,18 +27,11 @@
 /* id_at[frame]: 0 none, WIDE_ID look in the table at[], else the ID + 1 */
 #define WIDE_ID		UINT32_MAX
 
-/*
- * A live allocation of a narrow ID (below WIDE_ID - 1): 8 bytes. Its order
- * and type are in om[] by frame; one that holds no frame (failed, or
- * reclaimed) keeps its type in the frame word instead: FRAMELESS(mt).
- */
-struct slot {
-	uint32_t key;		/* ID + 1; 0: empty */
-	uint32_t frame;
-};
-
-#define FRAMELESS(mt)	(UINT32_MAX - (uint32_t)(mt))
-#define IS_FRAMELESS(f)	((f) > UINT32_MAX - MIGRATE_TYPES)
+/* by_id_om[]: bit 7 live; type in bits 4-5, order in bits 0-3 */
+#define OM_LIVE		0x80
+#define OM(order, mt)	(OM_LIVE | (uint8_t)((unsigned int)(mt) << 4 | (order)))
+#define OM_ORDER(v)	((v) & 0xf)
+#define OM_MT(v)	(((v) >> 4) & 3)
 
 /* A live allocation of a wide ID (trace files only) */
 struct live {
@@ -60,7 +57,7 @@ struct ent {
 	uint8_t mt;
 };
 
-/* Where an allocation is kept: slot @i of the narrow or the wide table. */
+/* Where an allocation is kept: narrow ID @i, or slot @i of the wide table. */
 struct ref {
 	bool wide;
 	size_t i;
@@ -69,13 +66,13 @@ struct ref {
 struct replay {
 	struct mm_pool *pool;
 	struct mm_pcp *pcp;
-	struct slot *n;		/* narrow IDs; ncap a power of two */
-	size_t ncap, nnr;
+	uint32_t *by_id_frame;	/* narrow IDs (below frames): NO_FRAME holds none */
+	uint8_t *by_id_om;	/* narrow IDs: OM(), 0 not live */
+	uint64_t ids_end;	/* narrow IDs seen are below it */
 	struct live *slots;	/* wide IDs; cap a power of two */
 	size_t cap;
 	size_t nr;
 	uint32_t *id_at;	/* by frame: see WIDE_ID */
-	uint8_t *om;		/* by frame: order | type << 4 */
 	uint64_t frames;
 	struct replay_counts counts;
 	/* live mode */
@@ -87,9 +84,9 @@ struct replay {
 	uint32_t owner[MIGRATE_TYPES];
 };
 
-static bool id_is_wide(uint64_t id)
+static bool id_is_wide(const struct replay *r, uint64_t id)
 {
-	return id >= WIDE_ID - 1;
+	return id >= r->frames || id >= WIDE_ID - 1;
 }
 
 /* Linear probing stays short up to 3/4 full. */
@@ -108,66 +105,6 @@ static size_t hash_slot(uint64_t id, size_t cap)
 static size_t slot_of(const struct replay *r, uint64_t id)
 {
 	return hash_slot(id, r->cap);
-}
-
-/* The narrow table: the same scheme, 8 bytes a slot. */
-static bool n_find(struct replay *r, uint64_t id, size_t *at)
-{
-	for (size_t i = hash_slot(id, r->ncap);; i = (i + 1) & (r->ncap - 1)) {
-		if (!r->n[i].key)
-			return false;
-		if (r->n[i].key == id + 1) {
-			*at = i;
-			return true;
-		}
-	}
-}
-
-static size_t n_put(struct replay *r, struct slot s)
-{
-	size_t i = hash_slot(s.key - 1, r->ncap);
-
-	while (r->n[i].key)
-		i = (i + 1) & (r->ncap - 1);
-	r->n[i] = s;
-	r->nnr++;
-	return i;
-}
-
-static int n_grow(struct replay *r)
-{
-	struct slot *old = r->n;
-	size_t old_cap = r->ncap;
-
-	r->ncap = old_cap ? old_cap * 2 : 1024;
-	r->n = bigmem_alloc(r->ncap * sizeof(*r->n));
-	if (!r->n) {
-		r->n = old;
-		r->ncap = old_cap;
-		return -ENOMEM;
-	}
-	r->nnr = 0;
-	for (size_t i = 0; i < old_cap; i++)
-		if (old[i].key)
-			n_put(r, old[i]);
-	bigmem_free(old, old_cap * sizeof(*old));
-	return 0;
-}
-
-static void n_del(struct replay *r, size_t hole)
-{
-	size_t mask = r->ncap - 1;
-
-	for (size_t i = (hole + 1) & mask; r->n[i].key; i = (i + 1) & mask) {
-		size_t home = hash_slot(r->n[i].key - 1, r->ncap);
-
-		if (((i - home) & mask) >= ((i - hole) & mask)) {
-			r->n[hole] = r->n[i];
-			hole = i;
-		}
-	}
-	r->n[hole].key = 0;
-	r->nnr--;
 }
 
 static struct live *table_find(struct replay *r, uint64_t id)
@@ -229,14 +166,16 @@ static void table_del(struct replay *r, struct live *e)
 	r->nr--;
 }
 
-/* Both tables behind one interface: find, read, re-point, put, delete. */
+/* Both kinds behind one interface: find, read, re-point, put, delete. */
 static bool ent_find(struct replay *r, uint64_t id, struct ref *ref)
 {
 	struct live *e;
 
-	ref->wide = id_is_wide(id);
-	if (!ref->wide)
-		return n_find(r, id, &ref->i);
+	ref->wide = id_is_wide(r, id);
+	if (!ref->wide) {
+		ref->i = id;
+		return id < r->ids_end && r->by_id_om[id];
+	}
 	e = table_find(r, id);
 	if (e)
 		ref->i = (size_t)(e - r->slots);
@@ -245,54 +184,34 @@ static bool ent_find(struct replay *r, uint64_t id, struct ref *ref)
 
 static bool ref_used(const struct replay *r, struct ref ref)
 {
-	return ref.wide ? r->slots[ref.i].used : r->n[ref.i].key;
+	return ref.wide ? r->slots[ref.i].used : r->by_id_om[ref.i];
 }
 
 static struct ent ent_get(const struct replay *r, struct ref ref)
 {
-	struct ent e;
-	uint32_t f;
+	const struct live *l = &r->slots[ref.i];
+	uint8_t om;
 
-	if (ref.wide) {
-		const struct live *l = &r->slots[ref.i];
-
+	if (ref.wide)
 		return (struct ent){ l->id, l->frame, l->order, l->mt };
-	}
-	f = r->n[ref.i].frame;
-	e.id = r->n[ref.i].key - 1;
-	if (IS_FRAMELESS(f)) {
-		e.frame = NO_FRAME;
-		e.order = 0;
-		e.mt = (uint8_t)(UINT32_MAX - f);
-	} else {
-		e.frame = f;
-		e.order = r->om[f] & 0xf;
-		e.mt = r->om[f] >> 4;
-	}
-	return e;
+	om = r->by_id_om[ref.i];
+	return (struct ent){ ref.i, r->by_id_frame[ref.i], OM_ORDER(om), OM_MT(om) };
 }
 
 /* @frame (or NO_FRAME) now holds the allocation at @ref. */
-static void ref_set_frame(struct replay *r, struct ref ref, uint32_t frame,
-			  unsigned int order, enum mm_migratetype mt)
+static void ref_set_frame(struct replay *r, struct ref ref, uint32_t frame)
 {
-	if (ref.wide) {
+	if (ref.wide)
 		r->slots[ref.i].frame = frame;
-		return;
-	}
-	if (frame == NO_FRAME) {
-		r->n[ref.i].frame = FRAMELESS(mt);
-		return;
-	}
-	r->n[ref.i].frame = frame;
-	r->om[frame] = (uint8_t)(order | (unsigned int)mt << 4);
+	else
+		r->by_id_frame[ref.i] = frame;
 }
 
 static int ent_room(struct replay *r, uint64_t id)
 {
-	if (id_is_wide(id))
+	if (id_is_wide(r, id))
 		return table_full(r->nr, r->cap) ? table_grow(r) : 0;
-	return table_full(r->nnr, r->ncap) ? n_grow(r) : 0;
+	return 0;
 }
 
 /* Room was made by ent_room. */
@@ -300,14 +219,15 @@ static void ent_put(struct replay *r, const struct ent *e)
 {
 	struct live l = { .id = e->id, .frame = e->frame, .order = e->order,
 			  .mt = e->mt };
-	struct ref ref = { .wide = false };
 
-	if (id_is_wide(e->id)) {
+	if (id_is_wide(r, e->id)) {
 		table_put(r, &l);
 		return;
 	}
-	ref.i = n_put(r, (struct slot){ (uint32_t)e->id + 1, 0 });
-	ref_set_frame(r, ref, e->frame, e->order, e->mt);
+	r->by_id_frame[e->id] = e->frame;
+	r->by_id_om[e->id] = OM(e->order, e->mt);
+	if (e->id >= r->ids_end)
+		r->ids_end = e->id + 1;
 }
 
 static void ref_del(struct replay *r, struct ref ref)
@@ -315,7 +235,7 @@ static void ref_del(struct replay *r, struct ref ref)
 	if (ref.wide)
 		table_del(r, &r->slots[ref.i]);
 	else
-		n_del(r, ref.i);
+		r->by_id_om[ref.i] = 0;
 }
 
 /* The frame table: the same scheme, keyed by frame. */
@@ -388,7 +308,7 @@ static void at_set(struct replay *r, uint32_t frame, uint64_t id)
 {
 	if (!r->live)
 		return;
-	if (id_is_wide(id)) {
+	if (id_is_wide(r, id)) {
 		r->id_at[frame] = WIDE_ID;
 		at_insert(r, frame, id);
 	} else {
@@ -479,18 +399,23 @@ static void pattern_copy(struct replay *r, uint64_t old, uint64_t new, unsigned 
 
 void replay_prefetch(struct replay *r, uint64_t id, int stage)
 {
-	size_t i;
-
-	if (id_is_wide(id))
+	if (id_is_wide(r, id) || id >= r->ids_end)
 		return;
 	if (stage == 0) {
-		__builtin_prefetch(&r->n[hash_slot(id, r->ncap)], 1);
+		__builtin_prefetch(&r->by_id_frame[id], 1);
+		__builtin_prefetch(&r->by_id_om[id], 1);
 		return;
 	}
-	if (n_find(r, id, &i) && !IS_FRAMELESS(r->n[i].frame)) {
-		__builtin_prefetch(&r->om[r->n[i].frame], 0);
-		mm_prefetch(r->pool, r->n[i].frame);
+	if (!r->by_id_om[id] || r->by_id_frame[id] == NO_FRAME)
+		return;
+	if (stage == 1) {
+		mm_prefetch(r->pool, r->by_id_frame[id]);
+		return;
 	}
+	mm_prefetch_links(r->pool, r->by_id_frame[id]);
+	/* a freed frame is the next one its per-thread list hands out */
+	if (r->id_at)
+		__builtin_prefetch(&r->id_at[r->by_id_frame[id]], 1);
 }
 
 /* The allocation that starts at @frame, owned (live mode). */
@@ -518,7 +443,7 @@ static int replay_migrate(void *priv, uint64_t old, uint64_t new, unsigned int o
 	pattern_copy(r, old, new, order);
 	at_clear(r, (uint32_t)old);
 	at_set(r, (uint32_t)new, e.id);
-	ref_set_frame(r, ref, (uint32_t)new, e.order, e.mt);
+	ref_set_frame(r, ref, (uint32_t)new);
 	r->counts.migrated_pages += 1UL << order;
 	return 0;
 }
@@ -536,7 +461,7 @@ static int replay_reclaim(void *priv, uint64_t frame, unsigned int order)
 	r->counts.reclaimed_pages += 1UL << order;
 	at_clear(r, (uint32_t)frame);
 	/* the trace may still free it: keep the ID, like a failed allocation */
-	ref_set_frame(r, ref, NO_FRAME, e.order, e.mt);
+	ref_set_frame(r, ref, NO_FRAME);
 	return 0;
 }
 
@@ -583,8 +508,10 @@ int replay_create(struct mm_pool *pool, struct mm_pcp *pcp, bool live,
 	r->pool = pool;
 	r->pcp = pcp;
 	r->frames = mm_pool_frames(pool);
-	r->om = bigmem_alloc(r->frames);
-	if (!r->om || n_grow(r) || table_grow(r) || (live && replay_go_live(r))) {
+	r->by_id_frame = bigmem_alloc(r->frames * sizeof(*r->by_id_frame));
+	r->by_id_om = bigmem_alloc(r->frames);
+	if (!r->by_id_frame || !r->by_id_om || table_grow(r) ||
+	    (live && replay_go_live(r))) {
 		replay_destroy(r);
 		return -ENOMEM;
 	}
@@ -595,7 +522,7 @@ int replay_create(struct mm_pool *pool, struct mm_pcp *pcp, bool live,
 /* Each slot of the narrow table, then of the wide one, in table order. */
 #define for_each_ref(r, ref)						\
 	for (ref = (struct ref){ false, 0 };				\
-	     ref.i < (ref.wide ? (r)->cap : (r)->ncap) ||		\
+	     ref.i < (ref.wide ? (r)->cap : (r)->ids_end) ||		\
 	     (!ref.wide && ((ref = (struct ref){ true, 0 }), ref.i < (r)->cap)); \
 	     ref.i++)
 
@@ -625,9 +552,13 @@ bool replay_checks_contents(const struct replay *r)
 
 size_t replay_table_bytes(const struct replay *r)
 {
-	return r->ncap * sizeof(*r->n) + r->cap * sizeof(*r->slots) +
-	       r->at_cap * sizeof(*r->at) + r->frames * sizeof(*r->om) +
-	       (r->id_at ? r->frames * sizeof(*r->id_at) : 0);
+	return r->ids_end * (sizeof(*r->by_id_frame) + sizeof(*r->by_id_om)) +
+	       r->cap * sizeof(*r->slots) + r->at_cap * sizeof(*r->at);
+}
+
+size_t replay_frame_table_bytes(const struct replay *r)
+{
+	return r->id_at ? r->frames * sizeof(*r->id_at) : 0;
 }
 
 void replay_destroy(struct replay *r)
@@ -642,8 +573,8 @@ void replay_destroy(struct replay *r)
 	bigmem_free(r->at, r->at_cap * sizeof(*r->at));
 	bigmem_free(r->id_at, r->frames * sizeof(*r->id_at));
 	bigmem_free(r->slots, r->cap * sizeof(*r->slots));
-	bigmem_free(r->n, r->ncap * sizeof(*r->n));
-	bigmem_free(r->om, r->frames);
+	bigmem_free(r->by_id_frame, r->frames * sizeof(*r->by_id_frame));
+	bigmem_free(r->by_id_om, r->frames);
 	free(r);
 }
 
@@ -664,7 +595,7 @@ static int replay_alloc(struct replay *r, const struct trace_event *ev,
 		return -EINVAL;
 	}
 	if (ent_room(r, ev->id) ||
-	    (r->live && id_is_wide(ev->id) && table_full(r->at_nr, r->at_cap) &&
+	    (r->live && id_is_wide(r, ev->id) && table_full(r->at_nr, r->at_cap) &&
 	     at_grow(r))) {
 		snprintf(err, errlen, "out of memory for the trace table");
 		return -ENOMEM;
@@ -759,8 +690,10 @@ uint64_t replay_free_some(struct replay *r, unsigned int mask,
 
 /*
  * 'r' asks every owner to give back what it can: live, the allocator asks
- * through the reclaim callbacks; otherwise the trace, owning its
- * RECLAIMABLE allocations, lets them go. 'c' compacts the whole pool.
+ * through the reclaim callbacks, then the trace lets go of what was not
+ * taken; otherwise the trace, owning its RECLAIMABLE allocations, lets
+ * them go. Either way the trace holds no reclaimable ID after it, so the
+ * IDs may come back in later allocations. 'c' compacts the whole pool.
  */
 int replay_event(struct replay *r, const struct trace_event *ev, char *err,
 		 size_t errlen)
@@ -775,8 +708,7 @@ int replay_event(struct replay *r, const struct trace_event *ev, char *err,
 		r->counts.reclaims++;
 		if (r->live)
 			mm_shrink(r->pool, UINT64_MAX, 1U << MIGRATE_RECLAIMABLE);
-		else
-			replay_free_types(r, 1U << MIGRATE_RECLAIMABLE);
+		replay_free_types(r, 1U << MIGRATE_RECLAIMABLE);
 		return 0;
 	case TRACE_COMPACT:
 		r->counts.compacts++;

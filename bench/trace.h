@@ -48,16 +48,19 @@ int replay_create(struct mm_pool *pool, struct mm_pcp *pcp, bool live,
 uint64_t replay_verify(struct replay *r);
 /* Are contents checked (live, on a pool with memory)? */
 bool replay_checks_contents(const struct replay *r);
-/* What the replay's own tables take now: the trace's live allocations. */
+/* What the replay's tables by ID take now: the trace's live allocations. */
 size_t replay_table_bytes(const struct replay *r);
+/* Live mode: its table by frame, which grows with the pool (4 B a frame). */
+size_t replay_frame_table_bytes(const struct replay *r);
 void replay_destroy(struct replay *r);
 /* 0, or -EINVAL with a message in @err (unknown or duplicate ID). */
 int replay_event(struct replay *r, const struct trace_event *ev, char *err,
 		 size_t errlen);
 /*
  * Cache hints for an ID freed soon: stage 0 brings in its table slot,
- * stage 1 (a few events later) what its frame leads to. No effect on
- * the replay's results.
+ * stage 1 (a few events later) its frame's metadata, stage 2 (later
+ * still) what freeing the frame touches. No effect on the replay's
+ * results.
  */
 void replay_prefetch(struct replay *r, uint64_t id, int stage);
 /* Free every live allocation whose type bit (1 << mt) is in @mask. */

@@ -5,6 +5,10 @@
  * one allocation. The type of each allocation is drawn towards the
  * profile's target mix of live memory, so long-lived unmovable memory
  * neither vanishes nor piles up; lifetimes are exponential per type.
+ * The ID of a freed allocation is given to a later one (last freed,
+ * first reused), so IDs stay below the most allocations ever live at
+ * once plus those waiting for their expiry: the generator's state and
+ * the replay's tables by ID grow with the live set, not the run's length.
  */
 #include <errno.h>
 #include <math.h>
@@ -122,30 +126,43 @@ const struct wl_profile *wl_profile_at(unsigned int i)
 }
 
 /*
- * Pending frees wait in a calendar queue: one bucket per QUEUE_SPAN ticks
- * of the run, each a list of fixed-size chunks, so a free costs one
- * append (a cache miss) and a pop reads its bucket in order, where a
- * binary heap over tens of millions of entries took log n misses per pop.
- * An entry is one word: the tick's offset in its bucket above the ID.
- * Frees come out in (tick, ID) order, whatever the bucket size: a bucket
- * is counting-sorted by offset when its span begins (appends came in ID
- * order), and frees due within the current span go to a small heap.
+ * Pending frees wait in a calendar queue: one bucket per span of ticks
+ * of the run, each a list of 4 KiB chunks, so a free costs one append
+ * and a pop reads its bucket in order, where a binary heap over tens of
+ * millions of entries took log n misses per pop. An entry is one word:
+ * the tick's offset in its bucket above the ID. Frees come out in tick
+ * order, and in a fixed order within a tick, whatever the bucket size: a
+ * bucket is counting-sorted (stably) by offset when its span begins, and
+ * frees due within the current span go to a small heap.
+ * A span is a power of two near a turnover / SPANS_PER_TURNOVER ticks:
+ * few buckets (a few thousand for any pool) keep what appends touch,
+ * each bucket's header and the line being filled, in the cache, and
+ * the sort's counters and a bucket's sorted entries stay small beside
+ * the pool (a run's state grows with its live allocations). A chunk's
+ * entries are read in a run, so only one miss in CHUNK_ENTRIES chases the
+ * link to the next chunk. Every chunk of a bucket but its tail is full.
  */
-#define QUEUE_SPAN	4096u
+#define SPANS_PER_TURNOVER	64.0
+#define SPAN_BITS_MIN	8
+#define SPAN_BITS_MAX	16
 #define ID_BITS		40
 #define ID_MASK		((1ULL << ID_BITS) - 1)
-#define CHUNK_ENTRIES	31u
+#define CHUNK_ENTRIES	127u
 #define NO_CHUNK	UINT32_MAX
 
 struct chunk {
 	uint32_t next;
-	uint32_t nr;
+	uint32_t unused;
 	uint64_t e[CHUNK_ENTRIES];
 };
 
 struct bucket {
 	uint32_t head, tail;
+	uint32_t tail_nr;	/* entries in the tail chunk */
+	uint32_t nr_chunks;
 };
+
+#define EMPTY_BUCKET	((struct bucket){ NO_CHUNK, NO_CHUNK, 0, 0 })
 
 struct queue {
 	struct bucket *buckets;
@@ -154,10 +171,11 @@ struct queue {
 	struct chunk *chunks;		/* arena; freed chunks on a list */
 	uint32_t nr_chunks, cap_chunks, free_chunk;
 	uint64_t *due;			/* the current bucket, sorted */
-	size_t nr_due, pos_due, cap_due;
+	size_t nr_due, pos_due, cap_due, max_due;
 	uint64_t *near;			/* min-heap: due within this span */
-	size_t nr_near, cap_near;
-	uint32_t *count;		/* QUEUE_SPAN counters for the sort */
+	size_t nr_near, cap_near, max_near;
+	unsigned int span_bits;		/* a bucket spans 1 << span_bits ticks */
+	uint32_t *count;		/* a counter per tick of a span, for the sort */
 };
 
 struct gen {
@@ -167,24 +185,36 @@ struct gen {
 	wl_hint hint;
 	void *ctx;
 	struct queue q;
-	uint8_t *info;		/* per id: bit 7 live, bits 4-5 order, 0-1 type */
+	uint8_t *info;		/* per id: INFO_* bits, order in 4-5, type in 0-1 */
 	uint64_t nr_ids, cap_ids;
+	uint32_t *spare;	/* IDs free for reuse, the last freed on top */
+	size_t nr_spare, cap_spare, max_spare;
 	uint64_t live[MIGRATE_TYPES];
 	uint64_t live_total;
 	double turnover;	/* ticks for the pool to turn over once */
 };
 
-#define INFO_LIVE 0x80
+#define INFO_LIVE	0x80
+#define INFO_QUEUED	0x40	/* its expiry is in the queue */
 
-static int queue_init(struct queue *q, uint64_t end)
+static uint64_t span_of(const struct queue *q)
 {
-	q->nr_buckets = end / QUEUE_SPAN + 1;
+	return 1ULL << q->span_bits;
+}
+
+static int queue_init(struct queue *q, uint64_t end, double turnover)
+{
+	q->span_bits = SPAN_BITS_MIN;
+	while (q->span_bits < SPAN_BITS_MAX &&
+	       (double)(2ULL << q->span_bits) <= turnover / SPANS_PER_TURNOVER)
+		q->span_bits++;
+	q->nr_buckets = (end >> q->span_bits) + 1;
 	q->buckets = bigmem_alloc(q->nr_buckets * sizeof(*q->buckets));
-	q->count = calloc(QUEUE_SPAN, sizeof(*q->count));
+	q->count = calloc(span_of(q), sizeof(*q->count));
 	if (!q->buckets || !q->count)
 		return -ENOMEM;
 	for (uint64_t b = 0; b < q->nr_buckets; b++)
-		q->buckets[b] = (struct bucket){ NO_CHUNK, NO_CHUNK };
+		q->buckets[b] = EMPTY_BUCKET;
 	q->free_chunk = NO_CHUNK;
 	return 0;
 }
@@ -221,7 +251,6 @@ static int chunk_new(struct queue *q, uint32_t *out)
 		c = q->nr_chunks++;
 	}
 	q->chunks[c].next = NO_CHUNK;
-	q->chunks[c].nr = 0;
 	*out = c;
 	return 0;
 }
@@ -250,6 +279,8 @@ static int near_push(struct queue *q, uint64_t key)
 
 	if (ret)
 		return ret;
+	if (q->nr_near + 1 > q->max_near)
+		q->max_near = q->nr_near + 1;
 	for (i = q->nr_near++; i && q->near[(i - 1) / 2] > key; i = (i - 1) / 2)
 		q->near[i] = q->near[(i - 1) / 2];
 	q->near[i] = key;
@@ -280,8 +311,8 @@ static uint64_t near_pop(struct queue *q)
 
 static int queue_push(struct queue *q, uint64_t tick, uint64_t id)
 {
-	uint64_t b = tick / QUEUE_SPAN;
-	uint64_t key = (tick % QUEUE_SPAN) << ID_BITS | id;
+	uint64_t b = tick >> q->span_bits;
+	uint64_t key = (tick & (span_of(q) - 1)) << ID_BITS | id;
 	struct bucket *bk;
 	uint32_t c;
 	int ret;
@@ -291,7 +322,7 @@ static int queue_push(struct queue *q, uint64_t tick, uint64_t id)
 	if (b == q->cur)
 		return near_push(q, key);
 	bk = &q->buckets[b];
-	if (bk->tail == NO_CHUNK || q->chunks[bk->tail].nr == CHUNK_ENTRIES) {
+	if (bk->tail == NO_CHUNK || bk->tail_nr == CHUNK_ENTRIES) {
 		ret = chunk_new(q, &c);
 		if (ret)
 			return ret;
@@ -300,56 +331,65 @@ static int queue_push(struct queue *q, uint64_t tick, uint64_t id)
 		else
 			q->chunks[bk->tail].next = c;
 		bk->tail = c;
+		bk->tail_nr = 0;
+		bk->nr_chunks++;
 	}
-	q->chunks[bk->tail].e[q->chunks[bk->tail].nr++] = key;
+	q->chunks[bk->tail].e[bk->tail_nr++] = key;
 	return 0;
 }
 
+/* Entries in chunk @c of bucket @bk. */
+static uint32_t chunk_nr(const struct bucket *bk, uint32_t c)
+{
+	return c == bk->tail ? bk->tail_nr : CHUNK_ENTRIES;
+}
+
 /*
- * Bucket @b's span begins: its entries, appended in ID order, are sorted
- * stably by tick offset into q->due, and its chunks go back to the list.
+ * Bucket @b's span begins: its entries are sorted stably by tick offset
+ * into q->due, and its chunks go back to the list.
  */
 static int queue_enter(struct queue *q, uint64_t b)
 {
 	struct bucket *bk = &q->buckets[b];
-	size_t n = 0, sum = 0;
+	size_t n, sum = 0;
 	int ret;
 
 	q->cur = b;
 	q->nr_due = q->pos_due = 0;
-	for (uint32_t c = bk->head; c != NO_CHUNK; c = q->chunks[c].next)
-		n += q->chunks[c].nr;
-	if (!n)
+	if (bk->head == NO_CHUNK)
 		return 0;
+	n = (size_t)(bk->nr_chunks - 1) * CHUNK_ENTRIES + bk->tail_nr;
 	ret = grow_u64(&q->due, &q->cap_due, n);
 	if (ret)
 		return ret;
-	memset(q->count, 0, QUEUE_SPAN * sizeof(*q->count));
+	if (n > q->max_due)
+		q->max_due = n;
+	memset(q->count, 0, span_of(q) * sizeof(*q->count));
 	for (uint32_t c = bk->head; c != NO_CHUNK; c = q->chunks[c].next)
-		for (uint32_t i = 0; i < q->chunks[c].nr; i++)
+		for (uint32_t i = 0; i < chunk_nr(bk, c); i++)
 			q->count[q->chunks[c].e[i] >> ID_BITS]++;
-	for (uint32_t off = 0; off < QUEUE_SPAN; off++) {
+	for (uint32_t off = 0; off < span_of(q); off++) {
 		size_t k = q->count[off];
 
 		q->count[off] = (uint32_t)sum;
 		sum += k;
 	}
 	for (uint32_t c = bk->head, next; c != NO_CHUNK; c = next) {
-		for (uint32_t i = 0; i < q->chunks[c].nr; i++)
+		for (uint32_t i = 0; i < chunk_nr(bk, c); i++)
 			q->due[q->count[q->chunks[c].e[i] >> ID_BITS]++] = q->chunks[c].e[i];
 		next = q->chunks[c].next;
 		q->chunks[c].next = q->free_chunk;
 		q->free_chunk = c;
 	}
-	*bk = (struct bucket){ NO_CHUNK, NO_CHUNK };
+	*bk = EMPTY_BUCKET;
 	q->nr_due = n;
 	return 0;
 }
 
-/* The next ID due at or before @tick, in (tick, ID) order; false: none. */
+/* The next ID due at or before @tick, in tick order; false: none. */
 static bool queue_pop_due(struct queue *q, uint64_t tick, uint64_t *id)
 {
-	uint64_t limit = (tick % QUEUE_SPAN) << ID_BITS | ID_MASK, key;
+	uint64_t limit = (tick & (span_of(q) - 1)) << ID_BITS | ID_MASK, key;
 	bool from_due = q->pos_due < q->nr_due;
 
 	if (q->nr_near && (!from_due || q->near[0] < q->due[q->pos_due]))
@@ -389,17 +429,53 @@ static void forget(struct gen *g, uint64_t id)
 }
 
 /*
+ * A dead ID may be handed out again once no queue entry names it: the
+ * entry would otherwise free the ID's next allocation. The replay has let
+ * go of it by then (freed, or dropped by a reclaim event).
+ */
+static int recycle(struct gen *g, uint64_t id)
+{
+	if (g->info[id] & (INFO_LIVE | INFO_QUEUED))
+		return 0;
+	if (g->nr_spare == g->cap_spare) {
+		size_t cap = g->cap_spare ? 2 * g->cap_spare : 65536;
+		uint32_t *v = bigmem_grow(g->spare, g->cap_spare * sizeof(*v),
+					  cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		g->spare = v;
+		g->cap_spare = cap;
+	}
+	g->spare[g->nr_spare++] = (uint32_t)id;
+	if (g->nr_spare > g->max_spare)
+		g->max_spare = g->nr_spare;
+	return 0;
+}
+
+/* The ID the next allocation takes, without taking it. */
+static uint64_t id_ahead(const struct gen *g, size_t ahead)
+{
+	if (ahead < g->nr_spare)
+		return g->spare[g->nr_spare - 1 - ahead];
+	return g->nr_ids + (ahead - g->nr_spare);
+}
+
+/*
  * The frees due next are known: each costs a few cache misses (its ID's
- * byte here, the replay's slot, the frame's metadata), so ask for them
- * HINT_FAR and HINT_NEAR frees ahead, overlapping the misses.
+ * byte here, the replay's slot, the frame's metadata, its neighbours on
+ * a list), each found through the one before, so ask for them HINT_FAR,
+ * HINT_NEAR and HINT_LINKS frees ahead, overlapping the misses.
  */
 #define HINT_FAR	16
 #define HINT_NEAR	8
+#define HINT_LINKS	4
 
 static void hint_ahead(struct gen *g)
 {
 	struct queue *q = &g->q;
 	size_t far = q->pos_due + HINT_FAR, near = q->pos_due + HINT_NEAR;
+	size_t links = q->pos_due + HINT_LINKS;
 
 	if (!g->hint)
 		return;
@@ -411,6 +487,8 @@ static void hint_ahead(struct gen *g)
 	}
 	if (near < q->nr_due)
 		g->hint(g->ctx, q->due[near] & ID_MASK, 1);
+	if (links < q->nr_due)
+		g->hint(g->ctx, q->due[links] & ID_MASK, 2);
 }
 
 static int free_expired(struct gen *g, uint64_t tick)
@@ -418,17 +496,21 @@ static int free_expired(struct gen *g, uint64_t tick)
 	uint64_t id;
 	int ret;
 
-	if (tick / QUEUE_SPAN != g->q.cur || tick == 0) {
-		ret = queue_enter(&g->q, tick / QUEUE_SPAN);
+	if (tick >> g->q.span_bits != g->q.cur || tick == 0) {
+		ret = queue_enter(&g->q, tick >> g->q.span_bits);
 		if (ret)
 			return ret;
 	}
 	while (queue_pop_due(&g->q, tick, &id)) {
 		hint_ahead(g);
-		if (!(g->info[id] & INFO_LIVE))
-			continue;	/* reclaimed meanwhile */
-		forget(g, id);
-		ret = emit(g, TRACE_FREE, id);
+		g->info[id] &= ~INFO_QUEUED;
+		if (g->info[id] & INFO_LIVE) {	/* else freed or reclaimed meanwhile */
+			forget(g, id);
+			ret = emit(g, TRACE_FREE, id);
+			if (ret)
+				return ret;
+		}
+		ret = recycle(g, id);
 		if (ret)
 			return ret;
 	}
@@ -502,21 +584,21 @@ static int allocate_one(struct gen *g, uint64_t tick, uint64_t end,
 	enum mm_migratetype mt = pick_type(g, target, allow_u,
 					   (double)tick / (double)end);
 	unsigned int order = pick_order(g, mt);
-	uint64_t id = g->nr_ids, expiry;
+	uint64_t id, expiry;
 	int ret;
 
-	if (g->nr_ids == g->cap_ids) {
+	if (!g->nr_spare && g->nr_ids == g->cap_ids) {
 		uint64_t cap = g->cap_ids ? 2 * g->cap_ids : 65536;
 		uint8_t *info = bigmem_grow(g->info, g->cap_ids, cap);
 
-		if (!info)
-			return -ENOMEM;
+		if (!info || cap > UINT32_MAX)
+			return info ? -E2BIG : -ENOMEM;
 		g->info = info;
 		g->cap_ids = cap;
 	}
-	g->nr_ids++;
-	if (g->hint)	/* IDs are handed out in order: the slot it will take */
-		g->hint(g->ctx, id + HINT_FAR, 0);
+	id = g->nr_spare ? g->spare[--g->nr_spare] : g->nr_ids++;
+	if (g->hint)	/* the slot an allocation a few ahead will take */
+		g->hint(g->ctx, id_ahead(g, HINT_FAR), 0);
 	g->info[id] = INFO_LIVE | (uint8_t)(order << 4) | (uint8_t)mt;
 	g->live[mt] += 1UL << order;
 	g->live_total += 1UL << order;
@@ -524,7 +606,10 @@ static int allocate_one(struct gen *g, uint64_t tick, uint64_t end,
 	if (ret)
 		return ret;
 	expiry = lifetime(g, mt, tick, end);
-	return expiry == UINT64_MAX ? 0 : queue_push(&g->q, expiry, id);
+	if (expiry == UINT64_MAX)
+		return 0;
+	g->info[id] |= INFO_QUEUED;
+	return queue_push(&g->q, expiry, id);
 }
 
 /*
@@ -543,18 +628,32 @@ static int free_half_reclaimable(struct gen *g)
 			continue;
 		forget(g, id);
 		ret = emit(g, TRACE_FREE, id);
+		if (!ret)
+			ret = recycle(g, id);
 	}
 	return ret;
 }
 
+/* After 'r' the replay holds no reclaimable ID: each may be reused. */
 static int reclaim_all(struct gen *g)
 {
-	for (uint64_t id = 0; id < g->nr_ids; id++)
+	int ret = emit(g, TRACE_RECLAIM, 0);
+
+	for (uint64_t id = 0; id < g->nr_ids && !ret; id++) {
 		if ((g->info[id] & INFO_LIVE) &&
-		    (g->info[id] & 3) == MIGRATE_RECLAIMABLE)
+		    (g->info[id] & 3) == MIGRATE_RECLAIMABLE) {
 			forget(g, id);
-	return emit(g, TRACE_RECLAIM, 0);
+			ret = recycle(g, id);
+		}
+	}
+	return ret;
 }
+
+/*
+ * The target swings once a turnover: it is computed TARGET_STEPS times a
+ * turnover, not for each of a big pool's hundreds of millions of ticks.
+ */
+#define TARGET_STEPS	65536.0
 
 static double target_at(const struct gen *g, uint64_t tick, uint64_t pool_pages)
 {
@@ -572,10 +671,13 @@ static int run(struct gen *g, uint64_t pool_pages)
 		(uint64_t)(g->turnover * g->p->reclaim_every / 100.0) : 0;
 	uint64_t rhalf = g->p->rhalf_every ?
 		(uint64_t)(g->turnover * g->p->rhalf_every / 100.0) : 0;
-	int ret = queue_init(&g->q, end);
+	uint64_t every = (uint64_t)fmax(1.0, g->turnover / TARGET_STEPS);
+	int ret = queue_init(&g->q, end, g->turnover);
+	double target = 0;
 
 	for (uint64_t tick = 0; tick < end && !ret; tick++) {
-		double target = target_at(g, tick, pool_pages);
+		if (tick % every == 0)
+			target = target_at(g, tick, pool_pages);
 
 		ret = free_expired(g, tick);
 		if (!ret && reclaim && tick && tick % reclaim == 0)
@@ -589,8 +691,23 @@ static int run(struct gen *g, uint64_t pool_pages)
 	return ret;
 }
 
+/*
+ * The most the tables held: memory is taken as it is first written, so
+ * what counts is each table's high-water mark, not its reserved size.
+ */
+static size_t state_bytes(const struct gen *g)
+{
+	const struct queue *q = &g->q;
+
+	return g->nr_ids + g->max_spare * sizeof(*g->spare) +
+	       q->nr_buckets * sizeof(*q->buckets) +
+	       (size_t)q->nr_chunks * sizeof(*q->chunks) +
+	       (q->max_due + q->max_near) * sizeof(uint64_t) +
+	       span_of(q) * sizeof(*q->count);
+}
+
 int wl_generate(const struct wl_profile *p, uint64_t pool_pages, uint64_t seed,
-		wl_sink sink, wl_hint hint, void *ctx)
+		wl_sink sink, wl_hint hint, void *ctx, size_t *state)
 {
 	struct gen g = { .p = p, .sink = sink, .hint = hint, .ctx = ctx };
 	int ret;
@@ -599,7 +716,10 @@ int wl_generate(const struct wl_profile *p, uint64_t pool_pages, uint64_t seed,
 	/* Allocations average ~1.7 pages: the pool turns over in this many. */
 	g.turnover = p->occupancy * (double)pool_pages / 1.7;
 	ret = run(&g, pool_pages);
+	if (state)
+		*state = state_bytes(&g);
 	queue_destroy(&g.q);
 	bigmem_free(g.info, g.cap_ids);
+	bigmem_free(g.spare, g.cap_spare * sizeof(*g.spare));
 	return ret;
 }

@@ -32,12 +32,13 @@ struct wl_profile {
 };
 
 typedef int (*wl_sink)(void *ctx, const struct trace_event *ev);
-/* Optional: ID will be freed soon (stage 0: in a while, 1: sooner). */
+/* Optional: ID will be freed soon (stage 0: in a while, 1, 2: sooner). */
 typedef void (*wl_hint)(void *ctx, uint64_t id, int stage);
 
 const struct wl_profile *wl_profile_find(const char *name);
 const struct wl_profile *wl_profile_at(unsigned int i);	/* NULL past the end */
+/* @state_bytes (may be NULL): the most the generator's own tables took. */
 int wl_generate(const struct wl_profile *p, uint64_t pool_pages, uint64_t seed,
-		wl_sink sink, wl_hint hint, void *ctx);
+		wl_sink sink, wl_hint hint, void *ctx, size_t *state_bytes);
 
 #endif

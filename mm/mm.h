@@ -212,6 +212,8 @@ __must_check int mm_pin(struct mm_pool *pool, uint64_t frame);
 __must_check int mm_unpin(struct mm_pool *pool, uint64_t frame);
 /* Cache hint: the block at @frame will be freed or asked about soon. */
 void mm_prefetch(struct mm_pool *pool, uint64_t frame);
+/* Later, once mm_prefetch has brought it in: its LRU neighbours too. */
+void mm_prefetch_links(struct mm_pool *pool, uint64_t frame);
 /* Recency hint for the LRU: the block was used. */
 void mm_touch(struct mm_pool *pool, uint64_t frame);
 /* Reclaim up to @pages from the LRU tails of the types in @mask. */

@@ -155,6 +155,27 @@ void mm_prefetch(struct mm_pool *pool, uint64_t frame)
 		__builtin_prefetch(&pool->frames[frame], 1);
 }
 
+/*
+ * Freeing an allocated block unlinks it from its LRU list, writing both
+ * neighbours: two more misses a free, as many as the block's own. The
+ * links are only read here (a racing change makes a useless hint).
+ */
+void mm_prefetch_links(struct mm_pool *pool, uint64_t frame)
+{
+	const struct mm_frame *f;
+	uint32_t prev, next;
+
+	if (frame >= pool->nr_frames)
+		return;
+	f = &pool->frames[frame];
+	prev = __atomic_load_n(&f->prev, __ATOMIC_RELAXED);
+	next = __atomic_load_n(&f->next, __ATOMIC_RELAXED);
+	if (prev < pool->nr_frames)
+		__builtin_prefetch(&pool->frames[prev], 1);
+	if (next < pool->nr_frames)
+		__builtin_prefetch(&pool->frames[next], 1);
+}
+
 void mm_touch(struct mm_pool *pool, uint64_t frame)
 {
 	struct mm_frame *f;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -211,6 +212,81 @@ static void test_builtin_workload(void)
 }
 
 /*
+ * What a built-in workload says, checked event by event: an ID is
+ * allocated only while nobody holds it, freed only while held, and after
+ * 'r' no reclaimable ID is held.
+ */
+struct id_check {
+	uint8_t *held;		/* by ID: 0 free, else 1 + type */
+	uint64_t cap, max_id, allocs, bad;
+};
+
+static int id_check_sink(void *ctx, const struct trace_event *ev)
+{
+	struct id_check *c = ctx;
+
+	switch (ev->op) {
+	case TRACE_ALLOC:
+		c->allocs++;
+		if (ev->id >= c->cap || c->held[ev->id]) {
+			c->bad++;
+			return 0;
+		}
+		c->held[ev->id] = (uint8_t)(1 + ev->mt);
+		if (ev->id > c->max_id)
+			c->max_id = ev->id;
+		return 0;
+	case TRACE_FREE:
+		if (ev->id >= c->cap || !c->held[ev->id])
+			c->bad++;
+		else
+			c->held[ev->id] = 0;
+		return 0;
+	case TRACE_RECLAIM:
+		for (uint64_t id = 0; id < c->cap; id++)
+			if (c->held[id] == 1 + MIGRATE_RECLAIMABLE)
+				c->held[id] = 0;
+		return 0;
+	case TRACE_COMPACT:
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/*
+ * The generator hands a freed allocation's ID to a later one, so that the
+ * IDs (and the replay's tables by ID) stay below the pool's frame count
+ * and grow with the live set, not with the run: on every profile a run of
+ * five turnovers makes several times more allocations than it has IDs.
+ * Before, each allocation took a new ID.
+ */
+static void test_workload_reuses_ids(void)
+{
+	uint64_t frames = (32ULL << 20) >> MM_PAGE_SHIFT;
+	const struct wl_profile *p;
+
+	for (unsigned int i = 0; (p = wl_profile_at(i)); i++) {
+		struct id_check c = { .cap = 64 * frames };
+		size_t state = 0;
+
+		c.held = calloc(c.cap, 1);
+		CU_ASSERT_FATAL(c.held != NULL);
+		CU_ASSERT_EQUAL(wl_generate(p, frames, 1, id_check_sink, NULL, &c,
+					    &state), 0);
+		if (c.bad || c.max_id >= frames || c.allocs < 4 * (c.max_id + 1))
+			fprintf(stderr, "\n  %s: %llu bad events, IDs up to %llu for "
+				"%llu allocations, %llu frames\n", p->name,
+				(unsigned long long)c.bad, (unsigned long long)c.max_id,
+				(unsigned long long)c.allocs, (unsigned long long)frames);
+		CU_ASSERT_EQUAL(c.bad, 0);
+		CU_ASSERT(c.max_id < frames);
+		CU_ASSERT(c.allocs >= 4 * (c.max_id + 1));
+		CU_ASSERT(state > 0);
+		free(c.held);
+	}
+}
+
+/*
  * --live on the default workload: compaction must turn nearly all free
  * (and reclaimable) memory into 2 MiB blocks, moving live pages without
  * corrupting a byte; plain grouping cannot.
@@ -364,27 +440,33 @@ static void test_replay_leaves_host_memory_alone(void)
 
 /*
  * The replay's own tables on the default workload (about 0.55 live
- * allocations a frame): at most TABLE_BYTES_PER_FRAME a frame, a quarter
- * of the allocator's metadata, so that a replay of any size stays near
- * the metadata's 0.39% of the pool. They took 28 before slots were
- * narrowed and the frame table became a word per frame.
+ * allocations a frame): what grows with the pool is its word per frame,
+ * so that with the allocator's 16 bytes a frame stays within 0.5% of the
+ * pool (20.48 bytes); its tables by ID (5 bytes an ID) and the generator's
+ * grow with the live allocations, at most ID_BYTES_PER_FRAME a frame
+ * together. Before IDs were reused and kept by ID, the tables alone took
+ * 13 bytes a frame (28 before that).
  */
-#define TABLE_BYTES_PER_FRAME 16
+#define ID_BYTES_PER_FRAME 8
 
 static void test_replay_tables_per_frame(void)
 {
 	struct frag_opts o = { .pool_mib = 1024, .seed = 1 };
 	uint64_t frames = (o.pool_mib << 20) >> MM_PAGE_SHIFT;
+	uint64_t by_id;
 	struct frag_result r;
 	char err[256] = "";
 
 	CU_ASSERT_EQUAL_FATAL(bench_frag_measure(&o, "all", &r, err, sizeof(err)), 0);
-	if (r.trace_table_bytes > TABLE_BYTES_PER_FRAME * frames)
-		fprintf(stderr, "\n  replay tables: %.1f bytes a frame (bound %d)\n",
-			(double)r.trace_table_bytes / (double)frames,
-			TABLE_BYTES_PER_FRAME);
+	by_id = r.trace_table_bytes + r.generator_bytes;
+	if (by_id > ID_BYTES_PER_FRAME * frames)
+		fprintf(stderr, "\n  trace state: %.1f bytes a frame (bound %d)\n",
+			(double)by_id / (double)frames, ID_BYTES_PER_FRAME);
 	CU_ASSERT(r.trace_table_bytes > 0);
-	CU_ASSERT(r.trace_table_bytes <= TABLE_BYTES_PER_FRAME * frames);
+	CU_ASSERT(r.generator_bytes > 0);
+	CU_ASSERT(by_id <= ID_BYTES_PER_FRAME * frames);
+	CU_ASSERT_EQUAL(r.frame_table_bytes, 4 * frames);
+	CU_ASSERT(r.metadata_bytes + r.frame_table_bytes <= frames * 4096 / 200);
 }
 
 int register_trace_suite(void)
@@ -399,6 +481,7 @@ int register_trace_suite(void)
 		{ "shipped traces", test_shipped_traces },
 		{ "missing trace file", test_missing_trace_file },
 		{ "built-in workload", test_builtin_workload },
+		{ "workload reuses IDs", test_workload_reuses_ids },
 		{ "live: compaction", test_live_compaction },
 		{ "near-full: claim block", test_nearfull_claim_block },
 		{ "near-full: issue 12's churn", test_nearfull_churn },
