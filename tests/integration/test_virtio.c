@@ -382,10 +382,48 @@ static void touch_unarmed(uint8_t *hva, uint64_t len)
 }
 
 /*
+ * A second writer (a device thread, a vCPU) writes the page again while
+ * gpmm copies it into the pool: its write must not be lost. It is given
+ * LATE_WRITE_MS to finish; a write that has to wait for the copy (a
+ * userfaultfd fault) finishes after the discard.
+ */
+#define LATE_VALUE	0x1a7e1a7e1a7e1a7eULL
+#define LATE_WRITE_MS	200
+
+struct late_write {
+	volatile uint64_t *p;
+	pthread_t thread;
+	int done;
+	bool started;
+};
+
+static struct late_write late;
+
+static void *late_writer(void *arg)
+{
+	struct late_write *w = arg;
+
+	*w->p = LATE_VALUE;
+	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void write_while_copied(uint8_t *hva)
+{
+	late.p = (volatile uint64_t *)hva;
+	late.done = 0;
+	late.started = pthread_create(&late.thread, NULL, late_writer, &late) == 0;
+	for (int i = 0; late.started && i < LATE_WRITE_MS &&
+	     !__atomic_load_n(&late.done, __ATOMIC_ACQUIRE); i++)
+		usleep(1000);
+}
+
+/*
  * The first page of @gpa's discard, touched (by the hook) after its new
  * mapping and before its registration, must be a pool frame afterwards,
  * holding the value written: neither a host page outside the pool nor
- * zeros a later populate put over it.
+ * zeros a later populate put over it; nor may a write made while that
+ * page is copied into the pool be lost.
  */
 static void check_touched_midway(struct vm *vm, uint64_t gpa, uint64_t len)
 {
@@ -395,12 +433,17 @@ static void check_touched_midway(struct vm *vm, uint64_t gpa, uint64_t len)
 	long frame;
 
 	gmem_test_unarmed_hook = touch_unarmed;
+	gmem_test_adopt_hook = write_while_copied;
+	late.started = false;
 	CU_ASSERT_EQUAL(gmem_discard(vm, gpa, len), 0);
 	gmem_test_unarmed_hook = NULL;
+	gmem_test_adopt_hook = NULL;
+	CU_ASSERT_FATAL(late.started);
+	pthread_join(late.thread, NULL);
 	frame = vm_gpa_to_frame(vm, gpa);
 	CU_ASSERT_FATAL(frame >= 0);
 	CU_ASSERT_EQUAL(__atomic_load_n(&vm->discard.strays, __ATOMIC_RELAXED), strays + 1);
-	CU_ASSERT_EQUAL(*(uint64_t *)pool_frame_ptr(vm->pool, frame), STRAY_VALUE);
+	CU_ASSERT_EQUAL(*(uint64_t *)pool_frame_ptr(vm->pool, frame), LATE_VALUE);
 	/* the window maps that frame: a write through it lands in the pool */
 	*p = ~STRAY_VALUE;
 	CU_ASSERT_EQUAL(*(uint64_t *)pool_frame_ptr(vm->pool, frame), ~STRAY_VALUE);

@@ -656,6 +656,8 @@ void gmem_destroy(struct vm *vm)
 
 /* Tests only: runs between map_missing's mapping and its registration. */
 void (*gmem_test_unarmed_hook)(uint8_t *hva, uint64_t len);
+/* Tests only: runs between a stray page's copy and the mapping of the copy. */
+void (*gmem_test_adopt_hook)(uint8_t *hva);
 
 /*
  * Arm [@hva, @hva + @len) for demand faults again, as the window was at
@@ -701,19 +703,39 @@ static bool page_reads_zero(const uint8_t *p)
 }
 
 /*
- * mem_lock held: the page at @idx, touched before its range was armed,
- * becomes a pool frame holding what was written to it. The pool has no
- * frame (or no mapping is left): false, and the caller drops the page;
- * its next touch faults to the pool like any other.
+ * Take the page at @hva (armed now) out of the window into a mapping of
+ * its own, which no other thread knows. MREMAP_DONTUNMAP moves the page
+ * table entry and leaves the window's mapping in place, still registered:
+ * a touch from now on is a missing fault, which waits for mem_lock, so no
+ * write can land in the page while it is copied and be lost. NULL: the
+ * kernel refused (a kernel before 5.7); the page is then copied in place.
  */
-static bool __adopt_stray(struct vm *vm, struct vm_region *r, uint64_t idx)
+static uint8_t *take_aside(uint8_t *hva)
+{
+	/* the kernel reads the new address (a hint) with DONTUNMAP: pass one */
+	void *p = mremap(hva, MM_PAGE_SIZE, MM_PAGE_SIZE,
+			 MREMAP_MAYMOVE | MREMAP_DONTUNMAP, NULL);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * mem_lock held: the page at @idx, touched before its range was armed and
+ * now at @src, becomes a pool frame holding what was written to it. The
+ * pool has no frame (or no mapping is left): false, and the caller drops
+ * the page; its next touch faults to the pool like any other.
+ */
+static bool __adopt_stray(struct vm *vm, struct vm_region *r, uint64_t idx,
+			  const uint8_t *src)
 {
 	uint8_t *hva = r->hva + (idx << MM_PAGE_SHIFT);
 	long frame = pool_alloc_page(vm->pool, NULL, vm->owner);
 
 	if (frame < 0)
 		return false;
-	memcpy(pool_frame_ptr(vm->pool, frame), hva, MM_PAGE_SIZE);
+	memcpy(pool_frame_ptr(vm->pool, frame), src, MM_PAGE_SIZE);
+	if (gmem_test_adopt_hook)
+		gmem_test_adopt_hook(hva);
 	if (gmem_map(vm, hva, (uint64_t)frame, MM_PAGE_SIZE)) {
 		gmem_free_frame(vm, NULL, (uint64_t)frame, 0);
 		return false;
@@ -727,11 +749,13 @@ static bool __adopt_stray(struct vm *vm, struct vm_region *r, uint64_t idx)
  * mem_lock held, after map_missing armed [@idx, @idx + @n) and its frames
  * went back: a page resident now was touched between the mapping and the
  * registration (from then on a touch of a missing page waits for the
- * fault thread, which waits for mem_lock). One that holds data is taken
- * into the pool; one that reads zero (a read, or the rest of a host huge
- * page one touch brought in) is dropped: a missing page reads zero too,
- * and the next touch faults it in from the pool. So no host page from
- * outside the pool stays under the guest.
+ * fault thread, which waits for mem_lock). Each is first taken aside
+ * (take_aside), so that a write racing its copy waits instead of being
+ * lost. One that holds data is taken into the pool; one that reads zero
+ * (a read, or the rest of a host huge page one touch brought in) is
+ * dropped: a missing page reads zero too, and the next touch faults it in
+ * from the pool. So no host page from outside the pool stays under the
+ * guest.
  */
 static void __adopt_strays(struct vm *vm, struct vm_region *r, uint64_t idx, uint64_t n)
 {
@@ -744,15 +768,21 @@ static void __adopt_strays(struct vm *vm, struct vm_region *r, uint64_t idx, uin
 		if (mincore(base, chunk << MM_PAGE_SHIFT, vec))
 			continue;	/* only EAGAIN/ENOMEM: the range is mapped */
 		for (uint64_t i = 0; i < chunk; i++) {
-			uint8_t *p = base + (i << MM_PAGE_SHIFT);
+			uint8_t *p = base + (i << MM_PAGE_SHIFT), *page;
+			bool kept;
 
 			if (!(vec[i] & 1))
 				continue;
-			if (page_reads_zero(p) || !__adopt_stray(vm, r, idx + done + i)) {
+			page = take_aside(p);
+			kept = !page_reads_zero(page ? page : p) &&
+			       __adopt_stray(vm, r, idx + done + i, page ? page : p);
+			if (page)
+				munmap(page, MM_PAGE_SIZE);
+			else if (!kept)
 				madvise(p, MM_PAGE_SIZE, MADV_DONTNEED);
+			if (!kept)
 				__atomic_add_fetch(&vm->discard.strays_dropped, 1,
 						   __ATOMIC_RELAXED);
-			}
 		}
 	}
 }

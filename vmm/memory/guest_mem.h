@@ -58,6 +58,8 @@ static inline uint64_t vm_populated_pages(struct vm *vm)
 __must_check int gmem_discard(struct vm *vm, uint64_t gpa, uint64_t len);
 /* Tests only: called between a discard's new mapping and its registration. */
 extern void (*gmem_test_unarmed_hook)(uint8_t *hva, uint64_t len);
+/* Tests only: called once a page touched then is copied, before it is mapped. */
+extern void (*gmem_test_adopt_hook)(uint8_t *hva);
 
 /* The windows and the bookkeeping of guest RAM, then its KVM memory slots. */
 __must_check int gmem_init(struct vm *vm, char *err, size_t errlen);
