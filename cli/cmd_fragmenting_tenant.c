@@ -136,7 +136,7 @@ int cmd_fragmenting_tenant(int argc, char **argv)
 	char *end;
 	int opt, sig, ret;
 
-	snprintf(path, sizeof(path), "%s/pool.sock", gpmm_run_dir());
+	snprintf(path, sizeof(path), "%s", gpmm_pool_socket());
 	if (cli_check_options("gpmm fragmenting-tenant", opts, argc, argv))
 		return 2;
 	optind = 1;

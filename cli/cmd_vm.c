@@ -56,7 +56,8 @@ static const char run_usage[] =
 	"  --pool SIZE              the pool of this VM's own (default 1G): a ceiling,\n"
 	"                           not a reservation; a multiple of 2 MiB\n"
 	"  --host-pool[=SOCKET]     RAM from the host pool service (gpmm daemon),\n"
-	"                           default $GPMM_RUN_DIR/pool.sock; used when that\n"
+	"                           default $GPMM_RUN_DIR/pool.sock, unset: the\n"
+	"                           system's /run/gpmm/pool.sock; used when that\n"
 	"                           socket exists unless --own-pool\n"
 	"  --own-pool               a pool of its own even when the service runs\n"
 	"  --fault huge|4k|auto     a first touch of a 2 MiB range takes a whole\n"
@@ -232,8 +233,8 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 /*
  * Whether a VM takes a pool of its own rather than the host pool service:
  * never asked to use the service, or (by default) its socket @sock, else
- * $GPMM_RUN_DIR/pool.sock, is not there. That socket's path into @path
- * when given.
+ * gpmm_pool_socket(), is not there. That socket's path into @path when
+ * given.
  */
 bool cli_uses_own_pool(enum host_pool_use use, const char *sock, char *path, size_t len)
 {
@@ -246,7 +247,7 @@ bool cli_uses_own_pool(enum host_pool_use use, const char *sock, char *path, siz
 	if (sock && sock[0])
 		snprintf(path, len, "%s", sock);
 	else
-		snprintf(path, len, "%s/pool.sock", gpmm_run_dir());
+		snprintf(path, len, "%s", gpmm_pool_socket());
 	return use == HOST_POOL_NEVER || (use == HOST_POOL_AUTO && access(path, F_OK));
 }
 

@@ -622,7 +622,8 @@ static void test_domain_runs_as_libvirt_qemu(void)
  * libvirt adds its memballoon; virt-install four USB controllers and a
  * pty console. It starts, the guest's shell answers on `virsh console`,
  * and the domain's log says once that the USB controllers have nothing
- * behind them.
+ * behind them. Without <qemu:env GPMM_RUN_DIR> it still finds the host
+ * pool service on the system's socket (it took a pool of its own before).
  */
 static void test_virt_install_domain(void)
 {
@@ -644,6 +645,10 @@ static void test_virt_install_domain(void)
 			   "</emulator>#' %s", dirname(bin), xml), 0);
 	CU_ASSERT_EQUAL(sh(out, sizeof(out), "grep -c \"<controller type=.usb.\" %s", xml), 0);
 	fprintf(stderr, "\n  virt-install's domain: %d USB controllers ", atoi(out));
+	/* the system's socket, in this run's private mount namespace */
+	CU_ASSERT_EQUAL_FATAL(sh(out, sizeof(out), "mkdir -p /run/gpmm && mount -t tmpfs -o mode=0755 "
+				 "tmpfs /run/gpmm && ln -s %s/pool.sock /run/gpmm/pool.sock 2>&1",
+				 test_run_dir()), 0);
 	CU_ASSERT_EQUAL_FATAL(virsh("define %s", xml), 0);
 	if (virsh("start %s", VIRT_INSTALL)) {
 		fprintf(stderr, "\nvirsh start: %s\n", out);
@@ -656,7 +661,11 @@ static void test_virt_install_domain(void)
 			   "with nothing behind them' /var/log/libvirt/qemu/%s.log", VIRT_INSTALL), 0);
 	usb_lines = atoi(out);
 	CU_ASSERT_EQUAL(usb_lines, 1);
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "grep -c 'guest RAM from the host pool service on "
+			   "/run/gpmm/pool.sock' /var/log/libvirt/qemu/%s.log", VIRT_INSTALL), 0);
+	CU_ASSERT_EQUAL(atoi(out), 1);
 	CU_ASSERT_EQUAL(virsh("destroy %s", VIRT_INSTALL), 0);
+	CU_ASSERT_EQUAL(sh(NULL, 0, "umount -l /run/gpmm"), 0);
 	CU_ASSERT(domstate_is(VIRT_INSTALL, "shut off", WAIT_TRIES));
 	CU_ASSERT_EQUAL(virsh("undefine %s", VIRT_INSTALL), 0);
 	CU_ASSERT(pool_whole(30));

@@ -14,6 +14,7 @@
 #include "vmm/control/qmp_wire.h"
 
 #define QMPC_MAX_MESSAGE	(64 << 20)	/* a report of many VMs is large */
+#define SYSTEM_POOL_SOCKET	"/run/gpmm/pool.sock"
 
 /*
  * Where QMP sockets live: $GPMM_RUN_DIR, else /run/gpmm when we may write
@@ -37,6 +38,24 @@ const char *gpmm_run_dir(void)
 		snprintf(dir, sizeof(dir), "/tmp/gpmm-%u", (unsigned int)getuid());
 	mkdir(dir, 0700);
 	return dir;
+}
+
+/*
+ * The host pool service's socket by default: in $GPMM_RUN_DIR when it is
+ * set; else the system daemon's, /run/gpmm/pool.sock, when it is there,
+ * even to a user who may not write in /run/gpmm (a libvirt domain runs as
+ * libvirt-qemu, whom --pool-group lets through the directory, 0710, and
+ * gpmm_run_dir() then sends elsewhere); else in gpmm_run_dir().
+ */
+const char *gpmm_pool_socket(void)
+{
+	static char path[300];
+	const char *env = getenv("GPMM_RUN_DIR");
+
+	if (!(env && *env) && access(SYSTEM_POOL_SOCKET, F_OK) == 0)
+		return SYSTEM_POOL_SOCKET;
+	snprintf(path, sizeof(path), "%s/pool.sock", gpmm_run_dir());
+	return path;
 }
 
 json_t *qmpc_read(struct qmp_client *q)

@@ -41,5 +41,7 @@ json_t *qmpc_execute(struct qmp_client *q, const char *cmd, json_t *args,
 
 /* Where sockets live: $GPMM_RUN_DIR, else /run/gpmm (made 0700). */
 const char *gpmm_run_dir(void);
+/* Where a VM looks for the host pool service by default (a static buffer). */
+const char *gpmm_pool_socket(void);
 
 #endif
