@@ -26,6 +26,7 @@ static const char *const site_names[MM_FAULT_NR_SITES] = {
 	[MM_FAULT_KVM]		= "kvm",
 	[MM_FAULT_FRAME]	= "frame",
 	[MM_FAULT_SYSCALL]	= "syscall",
+	[MM_FAULT_LANDLOCK]	= "landlock",
 };
 
 /*

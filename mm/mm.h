@@ -65,6 +65,7 @@ enum mm_fault_site {
 	MM_FAULT_KVM,		/* KVM ioctls */
 	MM_FAULT_FRAME,		/* mm_alloc, mm_alloc_nowait: -ENOMEM */
 	MM_FAULT_SYSCALL,	/* a vCPU thread makes a forbidden syscall (seccomp test) */
+	MM_FAULT_LANDLOCK,	/* the kernel answers as one without Landlock */
 	MM_FAULT_NR_SITES
 };
 

@@ -472,8 +472,65 @@ static void test_hostile_clients(void)
 	stop_env(&e);
 }
 
+/*
+ * A kernel without Landlock (the probe made to answer ENOSYS, as one built
+ * without it does: GPMM_FAULT=landlock:1): the VM runs under seccomp alone
+ * and says what that leaves open; with Landlock, no such warning.
+ */
+static void test_no_landlock(void)
+{
+	const char *cmd = "%s%s timeout 300 %s run --own-pool --pool 64M --kernel %s --ram 16M "
+			  "--console stdio </dev/null 2>&1; echo rc=$?";
+
+	sh(out, sizeof(out), cmd, "GPMM_FAULT=landlock:1", "", gpmm_bin(), payload("hello"));
+	fprintf(stderr, "\n  %s", out);
+	CU_ASSERT_EQUAL(rc_of(out), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "this kernel has no Landlock"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "the file system is not restricted"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "seccomp still applies"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "hello"));
+	sh(out, sizeof(out), cmd, "", "", gpmm_bin(), payload("hello"));
+	CU_ASSERT_EQUAL(rc_of(out), 0);
+	CU_ASSERT_PTR_NULL(strstr(out, "not restricted"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "hello"));
+}
+
+/*
+ * gpmm daemon writes only where it was told: a VM it runs may write its
+ * console file in an --allow directory, not in another one outside its
+ * run directory (refused, said to the client, nothing written), and the
+ * daemon lives on to run the next VM.
+ */
+static void test_daemon_allow(void)
+{
+	char sock[256], ok[64], no[64];
+
+	snprintf(sock, sizeof(sock), "%s/allow.sock", test_run_dir());
+	snprintf(ok, sizeof(ok), "/tmp/gpmm-allow-ok-%d", (int)getpid());
+	snprintf(no, sizeof(no), "/tmp/gpmm-allow-no-%d", (int)getpid());
+	CU_ASSERT_EQUAL_FATAL(sh(NULL, 0, "rm -rf %1$s %2$s && mkdir %1$s %2$s", ok, no), 0);
+	CU_ASSERT_EQUAL_FATAL(sh(NULL, 0, "%1$s daemon --socket %2$s --pool 64M --allow %3$s "
+				 ">%4$s/allow-daemon.log 2>&1 & for i in $(seq 300); do "
+				 "[ -S %2$s ] && exit 0; sleep 0.1; done; exit 1",
+				 gpmm_bin(), sock, ok, test_run_dir()), 0);
+	sh(out, sizeof(out), "timeout 300 %s run --daemon %s --kernel %s --ram 8M "
+	   "--console file:%s/c.log 2>&1; echo rc=$?", gpmm_bin(), sock, payload("hello"), no);
+	fprintf(stderr, "\n  outside --allow: %s", out);
+	CU_ASSERT_NOT_EQUAL(rc_of(out), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "Permission denied"));
+	CU_ASSERT_NOT_EQUAL(sh(NULL, 0, "test -e %s/c.log", no), 0);
+	sh(out, sizeof(out), "timeout 300 %s run --daemon %s --kernel %s --ram 8M "
+	   "--console file:%s/c.log 2>&1; echo rc=$?", gpmm_bin(), sock, payload("hello"), ok);
+	CU_ASSERT_EQUAL(rc_of(out), 0);
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "cat %s/c.log", ok), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "hello"));
+	sh(NULL, 0, "pkill -TERM -f 'gpmm daemon --socket %s'; rm -rf %s %s", sock, ok, no);
+}
+
 static const struct suite_test tests[] = {
 	{ "seccomp ends only its process", test_seccomp },
+	{ "without Landlock: seccomp alone, said", test_no_landlock },
+	{ "daemon writes only where --allow says", test_daemon_allow },
 	{ "every failure point leaves the pool whole", test_fault_points },
 	{ "a hostile guest ends only its VM", test_escape },
 	{ "hostile clients stop nothing", test_hostile_clients },

@@ -29,6 +29,7 @@
 
 #include <linux/landlock.h>
 
+#include "mm/mm.h"
 #include "vmm/sys/sandbox.h"
 
 #ifndef LANDLOCK_ACCESS_FS_REFER
@@ -91,7 +92,9 @@ static int ll_probe(void)
 
 	if (abi)
 		return abi;
-	v = ll_create(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	/* a kernel built without Landlock answers ENOSYS */
+	v = mm_fault_hit(MM_FAULT_LANDLOCK) ? (errno = ENOSYS, -1) :
+		ll_create(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
 	abi = v > 0 ? (int)v : -errno;
 	handled = LL_FS_ABI1;
 	if (abi >= 2)
