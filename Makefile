@@ -13,7 +13,7 @@
 PKGS       := gcc make binutils libjansson-dev libinih-dev libseccomp-dev \
               busybox-static xz-utils
 PKGS_TEST  := procps libcunit1-dev qemu-system-x86 \
-              libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients virtinst \
+              libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients virtinst udev \
               clang-14 libclang-rt-14-dev
 BUILD      := build
 ifeq ($(SANITIZE),1)
