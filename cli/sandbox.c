@@ -10,7 +10,6 @@
  * terminals and sockets, but not from their files.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -110,36 +109,12 @@ int cli_sandbox_fs_vm(const struct vm_config *cfg, bool off, const char *who)
 }
 
 /*
- * A daemon makes VMs later from paths its clients name: it may read
- * everything but the kernel's views of processes and devices (/proc, /sys,
- * /dev, /run, whose sockets it may not connect to anyway), and write only
- * where its sockets and metrics live, its run directory and the
- * directories the operator gave with --allow.
+ * A daemon makes VMs later from paths its clients name. It may read and
+ * write only where the operator said, its run directory, the directories
+ * of its sockets and metrics and each --allow DIR, besides what every
+ * VMM opens: a guest that takes over a VM the daemon runs reads no file
+ * of the host's it was not given (other VMs' disks and kernels, /etc).
  */
-static int allow_daemon_reads(char *err, size_t errlen)
-{
-	static const char *const skip[] = { ".", "..", "proc", "sys", "dev", "run" };
-	DIR *d = opendir("/");
-	struct dirent *e;
-	int ret = 0;
-
-	if (!d)
-		return 0;
-	while (!ret && (e = readdir(d))) {
-		char path[NAME_MAX + 2];
-		bool skipped = false;
-
-		for (size_t i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
-			skipped |= !strcmp(e->d_name, skip[i]);
-		if (skipped)
-			continue;
-		snprintf(path, sizeof(path), "/%s", e->d_name);
-		ret = sandbox_fs_allow(path, SANDBOX_FS_READ, err, errlen);
-	}
-	closedir(d);
-	return ret;
-}
-
 int cli_sandbox_fs_daemon(const char *const *paths, size_t n, const char *const *dirs,
 			  size_t nr_dirs, bool off, const char *who)
 {
@@ -147,9 +122,7 @@ int cli_sandbox_fs_daemon(const char *const *paths, size_t n, const char *const 
 	int ret = 0;
 
 	if (!off) {
-		ret = allow_daemon_reads(err, sizeof(err));
-		if (!ret)
-			ret = sandbox_fs_allow(gpmm_run_dir(), RWC, err, sizeof(err));
+		ret = sandbox_fs_allow(gpmm_run_dir(), RWC, err, sizeof(err));
 		for (size_t i = 0; !ret && i < n; i++)
 			if (paths[i][0])
 				ret = allow_parent(paths[i], RWC, err, sizeof(err));

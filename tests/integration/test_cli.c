@@ -24,6 +24,19 @@
 
 static char out[65536];
 
+/*
+ * The payloads' directory, which a daemon must be given (--allow) to run
+ * them: its sandbox opens files nowhere else outside its run directory.
+ */
+static const char *guests_dir(void)
+{
+	static char dir[PATH_MAX];
+
+	if (!dir[0] && !realpath(guest_file("."), dir))
+		snprintf(dir, sizeof(dir), "%s", guest_file("."));
+	return dir;
+}
+
 static void test_run_exit_codes(void)
 {
 	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run --kernel %s --ram 16M --pool 64M 2>&1",
@@ -187,8 +200,8 @@ static void test_daemon_two_vms(void)
 	int fd;
 
 	snprintf(sock, sizeof(sock), "%s/d.sock", test_run_dir());
-	CU_ASSERT_EQUAL(sh(NULL, 0, "%s daemon --socket %s --pool 128M >/dev/null 2>&1 &",
-			   gpmm_bin(), sock), 0);
+	CU_ASSERT_EQUAL(sh(NULL, 0, "%s daemon --socket %s --pool 128M --allow %s >/dev/null 2>&1 &",
+			   gpmm_bin(), sock, guests_dir()), 0);
 	fd = qmp_raw(sock);
 	CU_ASSERT_FATAL(fd >= 0);
 	CU_ASSERT_EQUAL(sh(out, sizeof(out),
@@ -223,8 +236,8 @@ static void test_daemon_client_gone(void)
 	int fd;
 
 	snprintf(sock, sizeof(sock), "%s/d2.sock", test_run_dir());
-	CU_ASSERT_EQUAL(sh(NULL, 0, "%s daemon --socket %s --pool 64M >/dev/null 2>&1 &",
-			   gpmm_bin(), sock), 0);
+	CU_ASSERT_EQUAL(sh(NULL, 0, "%s daemon --socket %s --pool 64M --allow %s >/dev/null 2>&1 &",
+			   gpmm_bin(), sock, guests_dir()), 0);
 	fd = qmp_raw(sock);
 	CU_ASSERT_FATAL(fd >= 0);
 	qmp_expect(fd, "\r\n");
@@ -439,8 +452,8 @@ static void test_daemon_slow_reader(void)
 	int fd;
 
 	snprintf(sock, sizeof(sock), "%s/d3.sock", test_run_dir());
-	CU_ASSERT_EQUAL(sh(NULL, 0, "%s daemon --socket %s --pool 64M >/dev/null 2>&1 &",
-			   gpmm_bin(), sock), 0);
+	CU_ASSERT_EQUAL(sh(NULL, 0, "%s daemon --socket %s --pool 64M --allow %s >/dev/null 2>&1 &",
+			   gpmm_bin(), sock, guests_dir()), 0);
 	fd = qmp_raw(sock);
 	CU_ASSERT_FATAL(fd >= 0);
 	qmp_expect(fd, "\r\n");

@@ -357,7 +357,9 @@ static json_t *cmd_vm_create(struct conn *c, json_t *args, struct qmp_err *e)
 		return qmp_fail(e, "GenericError", "a VM named '%s' exists already", cfg.name);
 	if (daemon_add_vm(c->d, &cfg, &(struct dvm_opts){ .owner = c, .qmp_listen_fd = -1,
 			  .console_log_fd = -1 }, &v, err, sizeof(err)))
-		return qmp_fail(e, "GenericError", "%s", err);
+		return qmp_fail(e, "GenericError", "%s%s", err,
+				strstr(err, strerror(EACCES)) ? " (gpmm daemon opens files only in "
+				"its run directory and the directories given with --allow DIR)" : "");
 	return json_pack("{s:s, s:s}", "name", cfg.name, "qmp", v->qmp_path);
 }
 
