@@ -127,7 +127,7 @@ const struct wl_profile *wl_profile_at(unsigned int i)
 
 /*
  * Pending frees wait in a calendar queue: one bucket per span of ticks
- * of the run, each a list of 4 KiB chunks, so a free costs one append
+ * of the run, each a list of 1 KiB chunks, so a free costs one append
  * and a pop reads its bucket in order, where a binary heap over tens of
  * millions of entries took log n misses per pop. An entry is one word:
  * the tick's offset in its bucket above the ID. Frees come out in tick
@@ -135,7 +135,7 @@ const struct wl_profile *wl_profile_at(unsigned int i)
  * bucket is counting-sorted (stably) by offset when its span begins, and
  * frees due within the current span go to a small heap.
  * A span is a power of two near a turnover / SPANS_PER_TURNOVER ticks:
- * few buckets (a few thousand for any pool) keep what appends touch,
+ * few buckets (hundreds, some thousands at 256 GiB) keep what appends touch,
  * each bucket's header and the line being filled, in the cache, and
  * the sort's counters and a bucket's sorted entries stay small beside
  * the pool (a run's state grows with its live allocations). A chunk's
@@ -152,7 +152,7 @@ const struct wl_profile *wl_profile_at(unsigned int i)
 
 struct chunk {
 	uint32_t next;
-	uint32_t unused;
+	uint32_t pad;		/* a chunk is 1 KiB */
 	uint64_t e[CHUNK_ENTRIES];
 };
 
