@@ -189,11 +189,13 @@ static bool ref_used(const struct replay *r, struct ref ref)
 
 static struct ent ent_get(const struct replay *r, struct ref ref)
 {
-	const struct live *l = &r->slots[ref.i];
 	uint8_t om;
 
-	if (ref.wide)
+	if (ref.wide) {
+		const struct live *l = &r->slots[ref.i];
+
 		return (struct ent){ l->id, l->frame, l->order, l->mt };
+	}
 	om = r->by_id_om[ref.i];
 	return (struct ent){ ref.i, r->by_id_frame[ref.i], OM_ORDER(om), OM_MT(om) };
 }

@@ -589,10 +589,13 @@ static int allocate_one(struct gen *g, uint64_t tick, uint64_t end,
 
 	if (!g->nr_spare && g->nr_ids == g->cap_ids) {
 		uint64_t cap = g->cap_ids ? 2 * g->cap_ids : 65536;
-		uint8_t *info = bigmem_grow(g->info, g->cap_ids, cap);
+		uint8_t *info;
 
-		if (!info || cap > UINT32_MAX)
-			return info ? -E2BIG : -ENOMEM;
+		if (cap > UINT32_MAX)	/* the spare list holds 32-bit IDs */
+			return -E2BIG;
+		info = bigmem_grow(g->info, g->cap_ids, cap);
+		if (!info)
+			return -ENOMEM;
 		g->info = info;
 		g->cap_ids = cap;
 	}

@@ -746,6 +746,22 @@ static bool __adopt_stray(struct vm *vm, struct vm_region *r, uint64_t idx,
 }
 
 /*
+ * mem_lock held: the resident page at @idx (hva @p) goes into the pool if
+ * it holds data, else is dropped. False: dropped.
+ */
+static bool __adopt_or_drop(struct vm *vm, struct vm_region *r, uint64_t idx, uint8_t *p)
+{
+	uint8_t *page = take_aside(p), *src = page ? page : p;
+	bool kept = !page_reads_zero(src) && __adopt_stray(vm, r, idx, src);
+
+	if (page)
+		munmap(page, MM_PAGE_SIZE);
+	else if (!kept)
+		madvise(p, MM_PAGE_SIZE, MADV_DONTNEED);
+	return kept;
+}
+
+/*
  * mem_lock held, after map_missing armed [@idx, @idx + @n) and its frames
  * went back: a page resident now was touched between the mapping and the
  * registration (from then on a touch of a missing page waits for the
@@ -767,23 +783,11 @@ static void __adopt_strays(struct vm *vm, struct vm_region *r, uint64_t idx, uin
 
 		if (mincore(base, chunk << MM_PAGE_SHIFT, vec))
 			continue;	/* only EAGAIN/ENOMEM: the range is mapped */
-		for (uint64_t i = 0; i < chunk; i++) {
-			uint8_t *p = base + (i << MM_PAGE_SHIFT), *page;
-			bool kept;
-
-			if (!(vec[i] & 1))
-				continue;
-			page = take_aside(p);
-			kept = !page_reads_zero(page ? page : p) &&
-			       __adopt_stray(vm, r, idx + done + i, page ? page : p);
-			if (page)
-				munmap(page, MM_PAGE_SIZE);
-			else if (!kept)
-				madvise(p, MM_PAGE_SIZE, MADV_DONTNEED);
-			if (!kept)
+		for (uint64_t i = 0; i < chunk; i++)
+			if ((vec[i] & 1) &&
+			    !__adopt_or_drop(vm, r, idx + done + i, base + (i << MM_PAGE_SHIFT)))
 				__atomic_add_fetch(&vm->discard.strays_dropped, 1,
 						   __ATOMIC_RELAXED);
-		}
 	}
 }
 
