@@ -371,24 +371,15 @@ long mm_frames_pinned(struct mm_pool *pool, const uint32_t *frames, size_t n,
 	return (long)pinned;
 }
 
-int mm_split(struct mm_pool *pool, uint64_t frame)
+int __mm_split(struct mm_pool *pool, uint64_t frame)
 {
-	struct mm_frame *f;
+	struct mm_frame *f = &pool->frames[frame];
 	unsigned int order;
-	int ret = 0;
 
-	if (frame >= pool->nr_frames)
-		return -EINVAL;
-	f = &pool->frames[frame];
-	pthread_mutex_lock(&pool->lock);
 	if (frame_state(f) != MM_FRAME_ALLOC)
-		ret = -EINVAL;
-	else if (frame_flags(f) & (F_ISOLATED | F_PINNED))
-		ret = -EBUSY;
-	if (ret) {
-		pthread_mutex_unlock(&pool->lock);
-		return ret;
-	}
+		return -EINVAL;
+	if (frame_flags(f) & (F_ISOLATED | F_PINNED))
+		return -EBUSY;
 	order = f->order;
 	__lru_del(pool, frame);
 	for (uint64_t i = 1; i < (1UL << order); i++) {
@@ -401,6 +392,17 @@ int mm_split(struct mm_pool *pool, uint64_t frame)
 		t->pins = 0;
 	}
 	f->order = 0;
-	pthread_mutex_unlock(&pool->lock);
 	return 0;
+}
+
+int mm_split(struct mm_pool *pool, uint64_t frame)
+{
+	int ret;
+
+	if (frame >= pool->nr_frames)
+		return -EINVAL;
+	pthread_mutex_lock(&pool->lock);
+	ret = __mm_split(pool, frame);
+	pthread_mutex_unlock(&pool->lock);
+	return ret;
 }

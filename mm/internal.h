@@ -154,11 +154,13 @@ struct mm_pool {
 	/*
 	 * owners: callbacks run with owners_lock read-held, so unregister
 	 * (write) waits for them. The table never moves and an entry is
-	 * written before nr_owners covers it, so lookups need no lock.
+	 * written before nr_owners covers it, so lookups need no lock. A
+	 * retired slot waits on a queue (oldest first) to be used again.
 	 */
 	pthread_rwlock_t owners_lock;
-	struct mm_owner *owners;	/* id 1 is owners[0] */
-	uint32_t nr_owners;		/* release/acquire */
+	struct mm_owner *owners;	/* slot 1 is owners[0] */
+	uint32_t nr_owners;		/* slots ever used; release/acquire */
+	uint32_t retired_head, retired_tail;	/* slots, 0: none; under owners_lock */
 
 	struct frame_list lru[MIGRATE_TYPES][MM_LRU_LISTS];
 	unsigned int policy;		/* MM_POLICY_* */
@@ -188,12 +190,23 @@ struct mm_pool {
 	struct mm_worker *reporting;
 };
 
-#define MM_MAX_OWNERS	65536
+/*
+ * An owner id is a slot (low 16 bits, 1..MM_MAX_OWNERS) and the slot's
+ * generation (high 16 bits): a slot is used again once its owner
+ * unregistered, under a new generation, so an id that outlived its owner
+ * (a frame it still holds, a late callback) never names the next one.
+ * The last slot stops short of 0xffff: no id is MM_OWNER_MIXED.
+ */
+#define MM_OWNER_SLOT_BITS	16
+#define MM_OWNER_SLOT_MASK	((1U << MM_OWNER_SLOT_BITS) - 1)
+#define MM_MAX_OWNERS		(MM_OWNER_SLOT_MASK - 1)
 
 struct mm_owner {
 	const struct mm_owner_ops *ops;
 	void *priv;
-	bool live;		/* relaxed atomic: cleared by unregister */
+	uint32_t id;		/* relaxed atomic: slot and generation */
+	uint32_t next_retired;	/* the retired queue's link */
+	bool live;		/* atomic (release/acquire): cleared by unregister */
 };
 
 /* frame lists: inline, they are the per-thread fast path */
@@ -359,6 +372,7 @@ void __putback_isolated(struct mm_pool *pool, uint64_t pfn);
 int migrate_block(struct mm_pool *pool, uint64_t pfn, uint64_t target);
 int reclaim_block(struct mm_pool *pool, uint64_t pfn);
 bool __block_is_movable(struct mm_pool *pool, uint64_t pfn);
+int __mm_split(struct mm_pool *pool, uint64_t frame);
 void __free_allocated(struct mm_pool *pool, uint64_t pfn);
 
 /* slow paths (lumpy.c, compaction.c) */

@@ -211,6 +211,13 @@ uint64_t mm_owner_pages(struct mm_pool *pool, uint32_t id);
 /* Pins keep a block in place (a device ring in use). -EAGAIN: being moved. */
 __must_check int mm_pin(struct mm_pool *pool, uint64_t frame);
 __must_check int mm_unpin(struct mm_pool *pool, uint64_t frame);
+/*
+ * mm_split, mm_pin or mm_unpin of the block at @frame if @owner holds it,
+ * checked and done under one lock; -EPERM when another owner does.
+ */
+enum mm_owned_op { MM_OWNED_SPLIT, MM_OWNED_PIN, MM_OWNED_UNPIN, MM_OWNED_OPS };
+__must_check int mm_owned_op(struct mm_pool *pool, uint64_t frame, uint32_t owner,
+			     enum mm_owned_op op);
 /* Cache hint: the block at @frame will be freed or asked about soon. */
 void mm_prefetch(struct mm_pool *pool, uint64_t frame);
 /* Later, once mm_prefetch has brought it in: its LRU neighbours too. */
@@ -412,6 +419,9 @@ typedef void (*mm_pageblock_fn)(void *opaque, uint64_t pb,
  * walk_zones_in_node feeding /proc/pagetypeinfo). */
 __must_check int mm_pageblock_walk(struct mm_pool *pool, mm_pageblock_fn fn,
 				   void *opaque);
+/* The same for pageblocks [@first, @first + @n) only, at their cost. */
+__must_check int mm_pageblock_walk_range(struct mm_pool *pool, uint64_t first, uint64_t n,
+					 mm_pageblock_fn fn, void *opaque);
 
 /* Free blocks of @order on the buddy lists of @st: larger free blocks count as several. */
 uint64_t mm_free_blocks(const struct mm_stats *st, unsigned int order);

@@ -13,33 +13,90 @@
 
 #include "mm/internal.h"
 
+/*
+ * The slot a new owner takes: the one retired longest ago (its old ids
+ * have had the most time to die out), else one never used. Its
+ * generation moves on, so the id differs from every one the slot had.
+ */
+static uint32_t __take_slot(struct mm_pool *pool, uint32_t *gen)
+{
+	uint32_t slot = pool->retired_head;
+
+	if (slot) {
+		struct mm_owner *o = &pool->owners[slot - 1];
+
+		pool->retired_head = o->next_retired;
+		if (!pool->retired_head)
+			pool->retired_tail = 0;
+		*gen = ((o->id >> MM_OWNER_SLOT_BITS) + 1) & MM_OWNER_SLOT_MASK;
+		return slot;
+	}
+	if (pool->nr_owners == MM_MAX_OWNERS)
+		return 0;
+	*gen = 0;
+	return pool->nr_owners + 1;
+}
+
 int mm_owner_register(struct mm_pool *pool, const struct mm_owner_ops *ops,
 		      void *priv, uint32_t *id)
 {
-	uint32_t n;
+	uint32_t slot, gen;
+	struct mm_owner *o;
 
 	if (!ops)
 		return -EINVAL;
 	pthread_rwlock_wrlock(&pool->owners_lock);
-	n = pool->nr_owners;
 	if (!pool->owners)
 		pool->owners = calloc(MM_MAX_OWNERS, sizeof(*pool->owners));
-	if (!pool->owners || n == MM_MAX_OWNERS) {
+	slot = pool->owners ? __take_slot(pool, &gen) : 0;
+	if (!slot) {
 		pthread_rwlock_unlock(&pool->owners_lock);
 		return pool->owners ? -ENOSPC : -ENOMEM;
 	}
-	pool->owners[n] = (struct mm_owner){ ops, priv, true };
-	__atomic_store_n(&pool->nr_owners, n + 1, __ATOMIC_RELEASE);
-	*id = n + 1;
+	o = &pool->owners[slot - 1];
+	o->ops = ops;
+	o->priv = priv;
+	o->next_retired = 0;
+	__atomic_store_n(&o->id, gen << MM_OWNER_SLOT_BITS | slot, __ATOMIC_RELAXED);
+	/* ops and priv are seen by whoever sees the owner live */
+	__atomic_store_n(&o->live, true, __ATOMIC_RELEASE);
+	if (slot > pool->nr_owners)
+		__atomic_store_n(&pool->nr_owners, slot, __ATOMIC_RELEASE);
+	*id = o->id;
 	pthread_rwlock_unlock(&pool->owners_lock);
 	return 0;
 }
 
+/* The registry's entry of a live @id, or NULL; lock-free (see mm_pool). */
+static struct mm_owner *owner_entry(struct mm_pool *pool, uint32_t id)
+{
+	uint32_t slot = id & MM_OWNER_SLOT_MASK;
+	struct mm_owner *o;
+
+	if (slot < 1 || slot > __atomic_load_n(&pool->nr_owners, __ATOMIC_ACQUIRE))
+		return NULL;
+	o = &pool->owners[slot - 1];
+	if (__atomic_load_n(&o->id, __ATOMIC_RELAXED) != id ||
+	    !__atomic_load_n(&o->live, __ATOMIC_ACQUIRE))
+		return NULL;
+	return o;
+}
+
 void mm_owner_unregister(struct mm_pool *pool, uint32_t id)
 {
+	struct mm_owner *o;
+	uint32_t slot = id & MM_OWNER_SLOT_MASK;
+
 	pthread_rwlock_wrlock(&pool->owners_lock);
-	if (id >= 1 && id <= pool->nr_owners)
-		__atomic_store_n(&pool->owners[id - 1].live, false, __ATOMIC_RELAXED);
+	o = owner_entry(pool, id);
+	if (o) {
+		__atomic_store_n(&o->live, false, __ATOMIC_RELAXED);
+		if (pool->retired_tail)
+			pool->owners[pool->retired_tail - 1].next_retired = slot;
+		else
+			pool->retired_head = slot;
+		pool->retired_tail = slot;
+	}
 	pthread_rwlock_unlock(&pool->owners_lock);
 }
 
@@ -99,12 +156,7 @@ uint64_t mm_owner_pages(struct mm_pool *pool, uint32_t id)
  */
 const struct mm_owner *__owner_of(struct mm_pool *pool, uint32_t id)
 {
-	uint32_t n = __atomic_load_n(&pool->nr_owners, __ATOMIC_ACQUIRE);
-
-	if (id < 1 || id > n ||
-	    !__atomic_load_n(&pool->owners[id - 1].live, __ATOMIC_RELAXED))
-		return NULL;
-	return &pool->owners[id - 1];
+	return owner_entry(pool, id);
 }
 
 /*
@@ -200,12 +252,11 @@ static int __allocated_head(struct mm_pool *pool, uint64_t frame)
 	return 0;
 }
 
-int mm_pin(struct mm_pool *pool, uint64_t frame)
+static int __pin(struct mm_pool *pool, uint64_t frame)
 {
 	struct mm_frame *f;
 	int ret;
 
-	pthread_mutex_lock(&pool->lock);
 	ret = __allocated_head(pool, frame);
 	f = &pool->frames[ret ? 0 : frame];
 	if (!ret && (frame_flags(f) & F_ISOLATED))
@@ -214,22 +265,67 @@ int mm_pin(struct mm_pool *pool, uint64_t frame)
 		ret = -EOVERFLOW;
 	if (!ret && f->pins++ == 0)
 		frame_set_flags(f, F_PINNED);
-	pthread_mutex_unlock(&pool->lock);
 	return ret;
 }
 
-int mm_unpin(struct mm_pool *pool, uint64_t frame)
+static int __unpin(struct mm_pool *pool, uint64_t frame)
 {
 	struct mm_frame *f;
 	int ret;
 
-	pthread_mutex_lock(&pool->lock);
 	ret = __allocated_head(pool, frame);
 	f = &pool->frames[ret ? 0 : frame];
 	if (!ret && !f->pins)
 		ret = -EINVAL;
 	if (!ret && --f->pins == 0)
 		frame_clear_flags(f, F_PINNED);
+	return ret;
+}
+
+int mm_pin(struct mm_pool *pool, uint64_t frame)
+{
+	int ret;
+
+	pthread_mutex_lock(&pool->lock);
+	ret = __pin(pool, frame);
+	pthread_mutex_unlock(&pool->lock);
+	return ret;
+}
+
+int mm_unpin(struct mm_pool *pool, uint64_t frame)
+{
+	int ret;
+
+	pthread_mutex_lock(&pool->lock);
+	ret = __unpin(pool, frame);
+	pthread_mutex_unlock(&pool->lock);
+	return ret;
+}
+
+static int (*const owned_ops[MM_OWNED_OPS])(struct mm_pool *, uint64_t) = {
+	[MM_OWNED_SPLIT] = __mm_split,
+	[MM_OWNED_PIN] = __pin,
+	[MM_OWNED_UNPIN] = __unpin,
+};
+
+/*
+ * For a caller that acts for one owner only (the pool service, for a VM
+ * process): the check that @frame heads a block of @owner's and the
+ * operation are one step under pool->lock, so a free on another thread
+ * cannot hand the block to someone else in between.
+ */
+int mm_owned_op(struct mm_pool *pool, uint64_t frame, uint32_t owner, enum mm_owned_op op)
+{
+	int ret;
+
+	if (frame >= pool->nr_frames || (unsigned int)op >= MM_OWNED_OPS)
+		return -EINVAL;
+	pthread_mutex_lock(&pool->lock);
+	ret = __allocated_head(pool, frame);
+	if (!ret && frame_owner(&pool->frames[frame]) != owner)
+		ret = -EPERM;
+	if (!ret)
+		ret = owned_ops[op](pool, frame);
 	pthread_mutex_unlock(&pool->lock);
 	return ret;
 }

@@ -46,9 +46,10 @@ int mm_migratetype_parse(const char *s, enum mm_migratetype *mt)
 typedef void (*block_fn)(void *opaque, uint64_t pfn, uint8_t state,
 			 const struct mm_frame *f);
 
-static void __walk_pool(struct mm_pool *pool, block_fn fn, void *opaque)
+static void __walk_frames(struct mm_pool *pool, uint64_t start, uint64_t end, block_fn fn,
+			  void *opaque)
 {
-	for_each_block(pool, pfn, 0, pool->nr_frames) {
+	for_each_block(pool, pfn, start, end) {
 		uint8_t state = frame_state(&pool->frames[pfn]);
 
 		if (state != MM_FRAME_TAIL)
@@ -141,7 +142,7 @@ int mm_stats(struct mm_pool *pool, struct mm_stats *st)
 		st->counters.frees += pcp->nr_free;
 	}
 	__copy_free_lists(pool, st);
-	__walk_pool(pool, count_block, &w);
+	__walk_frames(pool, 0, pool->nr_frames, count_block, &w);
 	__hostmem_count(pool, &st->host_pageblocks, &st->host_huge_pageblocks);
 	st->host_huge_errno = pool->host_huge_errno;
 	pthread_mutex_unlock(&pool->lock);
@@ -253,18 +254,28 @@ void mm_print_pagetypeinfo(const struct mm_stats *st, const char *name,
 	fputc('\n', f);
 }
 
-/* For mm_pageblock_walk: what a block puts in each pageblock it covers. */
+/* For mm_pageblock_walk: the pageblocks [first, first + n) of the walk. */
+struct pb_walk {
+	struct mm_pageblock_info *pbi;
+	uint64_t first, n;
+};
+
+/* What a block puts in each pageblock of the walk it covers. */
 static void note_block(void *opaque, uint64_t pfn, uint8_t state,
 		       const struct mm_frame *f)
 {
-	struct mm_pageblock_info *pbi = opaque;
+	struct pb_walk *w = opaque;
 	uint64_t pages = f->order >= MM_PAGEBLOCK_ORDER ?
 			 MM_PAGEBLOCK_PAGES : 1UL << f->order;
 
 	if (state != MM_FRAME_ALLOC && state != MM_FRAME_FREE)
 		return;
 	for_each_pageblock_in(pb, pfn, f->order) {
-		struct mm_pageblock_info *i = &pbi[pb];
+		struct mm_pageblock_info *i;
+
+		if (pb < w->first || pb >= w->first + w->n)
+			continue;
+		i = &w->pbi[pb - w->first];
 
 		if (state == MM_FRAME_FREE) {
 			i->free_pages += pages;
@@ -281,21 +292,40 @@ static void note_block(void *opaque, uint64_t pfn, uint8_t state,
 }
 
 
-int mm_pageblock_walk(struct mm_pool *pool, mm_pageblock_fn fn, void *opaque)
+/*
+ * A walk of some pageblocks costs what they hold, not the pool: it starts
+ * at the head of the block that covers the first of them (a block larger
+ * than a pageblock may begin before it).
+ */
+int mm_pageblock_walk_range(struct mm_pool *pool, uint64_t first, uint64_t n,
+			    mm_pageblock_fn fn, void *opaque)
 {
-	struct mm_pageblock_info *pbi = calloc(pool->nr_pageblocks, sizeof(*pbi));
+	struct pb_walk w = { .first = first, .n = n };
+	uint64_t start, end;
 
-	if (!pbi)
+	if (first >= pool->nr_pageblocks)
+		return -EINVAL;
+	if (n > pool->nr_pageblocks - first)
+		w.n = n = pool->nr_pageblocks - first;
+	w.pbi = calloc(n, sizeof(*w.pbi));
+	if (!w.pbi)
 		return -ENOMEM;
 	pcp_lock_all(pool);
 	pthread_mutex_lock(&pool->lock);
-	for (uint64_t pb = 0; pb < pool->nr_pageblocks; pb++)
-		pbi[pb].mt = get_pageblock_migratetype(pool, pb << MM_PAGEBLOCK_ORDER);
-	__walk_pool(pool, note_block, pbi);
+	for (uint64_t pb = 0; pb < n; pb++)
+		w.pbi[pb].mt = get_pageblock_migratetype(pool, (first + pb) << MM_PAGEBLOCK_ORDER);
+	start = __block_head(pool, first << MM_PAGEBLOCK_ORDER);
+	end = (first + n) << MM_PAGEBLOCK_ORDER;
+	__walk_frames(pool, start == NIL ? first << MM_PAGEBLOCK_ORDER : start, end, note_block, &w);
 	pthread_mutex_unlock(&pool->lock);
 	pcp_unlock_all(pool);
-	for (uint64_t pb = 0; pb < pool->nr_pageblocks; pb++)
-		fn(opaque, pb, &pbi[pb]);
-	free(pbi);
+	for (uint64_t pb = 0; pb < n; pb++)
+		fn(opaque, first + pb, &w.pbi[pb]);
+	free(w.pbi);
 	return 0;
+}
+
+int mm_pageblock_walk(struct mm_pool *pool, mm_pageblock_fn fn, void *opaque)
+{
+	return mm_pageblock_walk_range(pool, 0, pool->nr_pageblocks, fn, opaque);
 }

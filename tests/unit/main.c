@@ -21,6 +21,7 @@ int register_compaction_suite(void);
 int register_lumpy_suite(void);
 int register_hostmem_suite(void);
 int register_pool_service_suite(void);
+int register_pool_hostile_suite(void);
 int register_qemu_args_suite(void);
 int register_fault_suite(void);
 int register_sandbox_suite(void);
@@ -43,6 +44,7 @@ static const suite_register_fn suites[] = {
 	register_lumpy_suite,
 	register_hostmem_suite,
 	register_pool_service_suite,
+	register_pool_hostile_suite,
 	register_qemu_args_suite,
 	register_fault_suite,
 	register_sandbox_suite,

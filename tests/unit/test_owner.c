@@ -48,6 +48,17 @@ static void test_register_ids(void)
 	/* a retired id is not handed out again to a new owner */
 	CU_ASSERT_EQUAL(mm_owner_register(pool, &none, NULL, &c), 0);
 	CU_ASSERT(c >= 1 && c != a && c != b);
+	/* slots come back: more owners over time than there are ids at once */
+	for (unsigned int i = 0; i < 70000; i++) {
+		uint32_t id = 0;
+
+		if (mm_owner_register(pool, &none, NULL, &id)) {
+			CU_FAIL("owner ids ran out");
+			break;
+		}
+		CU_ASSERT(id != MM_NO_OWNER && id != MM_OWNER_MIXED && id != a && id != b && id != c);
+		mm_owner_unregister(pool, id);
+	}
 	mm_pool_destroy(pool);
 }
 
@@ -447,6 +458,45 @@ static void test_unregistered_blocks_stay(void)
 }
 
 /*
+ * A slot used again names a new owner: frames the old one still holds
+ * (its process died, their free is yet to come) never reach the new
+ * owner's callbacks, and the new owner cannot pin them as its own.
+ */
+static void test_reused_slot_stale_id(void)
+{
+	struct mm_pool *pool = pool_new(8, true);
+	struct pattern_owner po, po2;
+	uint64_t n, kept = 0;
+	long frame = -1;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	CU_ASSERT_EQUAL_FATAL(pattern_owner_init(&po, pool, PO_MIGRATE | PO_RECLAIM, 0), 0);
+	n = pattern_owner_fill(&po, NULL, MIGRATE_MOVABLE);
+	kept = pattern_owner_thin(&po, NULL, n, 4, 0);
+	CU_ASSERT_FATAL(kept > 0 && kept < n);
+	pattern_owner_unregister(&po);
+	CU_ASSERT_EQUAL_FATAL(pattern_owner_init(&po2, pool, PO_MIGRATE | PO_RECLAIM, 0), 0);
+	CU_ASSERT_EQUAL(po2.owner & 0xffff, po.owner & 0xffff);
+	CU_ASSERT_NOT_EQUAL(po2.owner, po.owner);
+	mm_compact_all(pool);
+	CU_ASSERT_EQUAL(mm_shrink(pool, n, ALL_TYPES_MASK), 0);
+	CU_ASSERT_EQUAL(po.migrate_calls + po.reclaim_calls, 0);
+	CU_ASSERT_EQUAL(po2.migrate_calls + po2.reclaim_calls, 0);
+	CU_ASSERT_EQUAL(mm_owner_pages(pool, po.owner), kept);
+	CU_ASSERT_EQUAL(mm_owner_pages(pool, po2.owner), 0);
+	for (uint64_t id = 0; id < n && frame < 0; id++)
+		frame = pattern_owner_frame(&po, id);
+	CU_ASSERT_FATAL(frame >= 0);
+	CU_ASSERT_EQUAL(mm_owned_op(pool, (uint64_t)frame, po2.owner, MM_OWNED_PIN), -EPERM);
+	CU_ASSERT_EQUAL(pattern_owner_verify_all(&po), 0);
+	CU_ASSERT_EQUAL(pattern_owner_free_all(&po, NULL, n), 0);
+	ASSERT_POOL_WHOLE(pool);
+	pattern_owner_fini(&po2);
+	pattern_owner_fini(&po);
+	mm_pool_destroy(pool);
+}
+
+/*
  * mm_owner_unregister from a second thread while compaction moves the
  * owner's blocks through a slow callback: unregister waits for what is in
  * flight, nothing reaches the owner after it returns, and the compaction
@@ -619,6 +669,35 @@ static void test_free_owned(void)
 	mm_pool_destroy(pool);
 }
 
+/* Split, pin and unpin for one owner: another's block is refused whole. */
+static void test_owned_ops(void)
+{
+	struct mm_pool *pool = pool_new(4, true);
+	struct mm_frame_info fi;
+	long b;
+
+	CU_ASSERT_FATAL(pool != NULL);
+	b = mm_alloc(pool, NULL, 3, MIGRATE_MOVABLE, 7);
+	CU_ASSERT_FATAL(b >= 0);
+	for (int op = MM_OWNED_SPLIT; op < MM_OWNED_OPS; op++)
+		CU_ASSERT_EQUAL(mm_owned_op(pool, (uint64_t)b, 8, op), -EPERM);
+	CU_ASSERT_EQUAL(mm_frame_info(pool, (uint64_t)b, &fi), 0);
+	CU_ASSERT(fi.order == 3 && fi.pins == 0);
+	CU_ASSERT_EQUAL(mm_owned_op(pool, (uint64_t)b, 7, MM_OWNED_PIN), 0);
+	CU_ASSERT_EQUAL(mm_owned_op(pool, (uint64_t)b, 7, MM_OWNED_SPLIT), -EBUSY);
+	CU_ASSERT_EQUAL(mm_owned_op(pool, (uint64_t)b, 7, MM_OWNED_UNPIN), 0);
+	CU_ASSERT_EQUAL(mm_owned_op(pool, (uint64_t)b, 7, MM_OWNED_SPLIT), 0);
+	CU_ASSERT_EQUAL(mm_owned_op(pool, (uint64_t)b + 1, 7, MM_OWNED_PIN), 0);
+	CU_ASSERT_EQUAL(mm_owned_op(pool, (uint64_t)b + 1, 7, MM_OWNED_UNPIN), 0);
+	CU_ASSERT_EQUAL(mm_owned_op(pool, 1ULL << 40, 7, MM_OWNED_PIN), -EINVAL);
+	CU_ASSERT_EQUAL(mm_owned_op(pool, (uint64_t)b, 7, MM_OWNED_OPS), -EINVAL);
+	for (int i = 0; i < 8; i++)
+		CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)b + i), 0);
+	CU_ASSERT_EQUAL(mm_owned_op(pool, (uint64_t)b, 7, MM_OWNED_PIN), -EINVAL);
+	ASSERT_POOL_WHOLE(pool);
+	mm_pool_destroy(pool);
+}
+
 int register_owner_suite(void)
 {
 	static const struct suite_test tests[] = {
@@ -635,6 +714,8 @@ int register_owner_suite(void)
 		{ "unregistered blocks stay", test_unregistered_blocks_stay },
 		{ "unregister during compaction", test_unregister_during_compaction },
 		{ "free by its owner only", test_free_owned },
+		{ "owned split, pin and unpin", test_owned_ops },
+		{ "a slot used again: the stale id reaches no one", test_reused_slot_stale_id },
 	};
 
 	return SUITE("owner", tests);

@@ -24,82 +24,13 @@
 
 #include "tests/suite.h"
 #include "tests/svg_check.h"
+#include "tests/unit/svc_fixture.h"
 #include "vmm/control/daemon.h"
 #include "vmm/control/report.h"
 #include "vmm/memory/pool_backend.h"
 #include "vmm/pool_service/pool_client.h"
 #include "vmm/pool_service/pool_proto.h"
 #include "vmm/pool_service/pool_service.h"
-
-struct svc_fixture {
-	struct pool *pool;
-	struct pool_service *svc;
-	char path[108];
-};
-
-static bool fixture_up(struct svc_fixture *f, unsigned int mib, unsigned int answer_ms)
-{
-	static unsigned int n;
-	struct pool_host host = { .huge = false };
-	char err[256];
-
-	snprintf(f->path, sizeof(f->path), "/tmp/gpmm-unit-pool-%d-%u.sock", getpid(), n++);
-	if (pool_open_host((uint64_t)mib << 20, true, &host, &f->pool))
-		return false;
-	if (pool_service_start(f->pool, f->path, answer_ms, UNIX_NO_GROUP, &f->svc, err, sizeof(err))) {
-		fprintf(stderr, "pool service: %s\n", err);
-		pool_close(f->pool);
-		return false;
-	}
-	return true;
-}
-
-static void fixture_down(struct svc_fixture *f)
-{
-	pool_service_stop(f->svc);
-	pool_close(f->pool);
-}
-
-static struct pool_client *connect_client(struct svc_fixture *f, const char *name,
-					  uint64_t ram, struct pool_client_info *info)
-{
-	struct pool_client *c = NULL;
-	char err[256];
-
-	if (pool_client_connect(f->path, name, ram, POOL_CLIENT_VM, &c, info, err, sizeof(err))) {
-		fprintf(stderr, "connect: %s\n", err);
-		return NULL;
-	}
-	return c;
-}
-
-static uint64_t free_pages(struct svc_fixture *f)
-{
-	struct mm_stats st;
-
-	mm_drain_all(f->pool->mm);
-	return mm_stats(f->pool->mm, &st) ? 0 : st.free_pages;
-}
-
-static json_int_t service_counter(struct svc_fixture *f, const char *key)
-{
-	json_t *j = pool_service_json(f->svc);
-	json_int_t v = json_integer_value(json_object_get(j, key));
-
-	json_decref(j);
-	return v;
-}
-
-/* Wait (bounded by count, not speed) until the service serves @n clients. */
-static bool wait_clients(struct svc_fixture *f, json_int_t n)
-{
-	for (int i = 0; i < 3000; i++) {
-		if (service_counter(f, "clients") == n)
-			return true;
-		usleep(10000);
-	}
-	return false;
-}
 
 static void test_borrow_and_return(void)
 {
@@ -352,59 +283,6 @@ static void test_quota_and_admission(void)
 	fixture_down(&f);
 }
 
-static int raw_connect(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/*
- * A client by hand: HELLO with its two sockets; *@cb is ours to answer
- * on; the slow channel's end is kept open (closing it ends the client).
- */
-static int raw_slow_end[8], raw_slow_n;
-
-static int raw_hello(const char *path, uint64_t ram, int *cb, uint32_t *owner)
-{
-	struct pool_msg *m = calloc(1, POOL_MSG_MAX);
-	int fd = raw_connect(path), cbp[2], slow[2], theirs[2], pool_fd = -1;
-	ssize_t len;
-
-	if (fd < 0 || !m || socketpair(AF_UNIX, SOCK_SEQPACKET, 0, cbp) ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET, 0, slow))
-		return -1;
-	*m = (struct pool_msg){ .op = POOL_HELLO, .a = { POOL_PROTO_VERSION, ram, 1 } };
-	theirs[0] = cbp[1];
-	theirs[1] = slow[1];
-	if (pool_wire_send(fd, m, sizeof(*m), theirs, 2))
-		return -1;
-	close(cbp[1]);
-	close(slow[1]);
-	raw_slow_end[raw_slow_n++ % 8] = slow[0];
-	len = pool_wire_recv(fd, m, POOL_MSG_MAX, &pool_fd, 1);
-	if (len < (ssize_t)sizeof(*m) || m->ret)
-		return -1;
-	close(pool_fd);
-	*cb = cbp[0];
-	*owner = (uint32_t)m->a[1];
-	free(m);
-	return fd;
-}
-
-static int raw_call(int fd, struct pool_msg *m, size_t len)
-{
-	if (pool_wire_send(fd, m, len, NULL, 0) || pool_wire_wait(fd, 10000) <= 0)
-		return -EIO;
-	return pool_wire_recv(fd, m, POOL_MSG_MAX, NULL, 0) < (ssize_t)sizeof(*m) ? -EIO : m->ret;
-}
-
 static void test_hostile_clients(void)
 {
 	static int fds[1000];
@@ -412,8 +290,9 @@ static void test_hostile_clients(void)
 	struct svc_fixture f;
 	struct pool_client_info info;
 	struct pool_client *good;
-	uint32_t frames[64], owner;
-	int fd, cb, open_fds = 0;
+	struct raw_client rc;
+	uint32_t frames[64];
+	int fd, open_fds = 0;
 
 	CU_ASSERT_FATAL(m != NULL);
 	CU_ASSERT_FATAL(fixture_up(&f, 64, 0));
@@ -440,8 +319,8 @@ static void test_hostile_clients(void)
 			close(fds[i]);
 	CU_ASSERT(service_counter(&f, "refused") >= 1000 - POOL_SERVICE_MAX_CLIENTS);
 	/* a client that said HELLO, then half messages, garbage, others' frames */
-	fd = raw_hello(f.path, 4 << 20, &cb, &owner);
-	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_FATAL(raw_hello(f.path, 4 << 20, &rc) == 0);
+	fd = rc.fd;
 	CU_ASSERT(wait_clients(&f, 2));
 	CU_ASSERT_EQUAL(raw_call(fd, m, 7), -EPROTO);
 	memset(m, 0xff, sizeof(*m) + 64);
@@ -460,9 +339,7 @@ static void test_hostile_clients(void)
 	CU_ASSERT_EQUAL(raw_call(fd, m, sizeof(*m)), -EINVAL);
 	CU_ASSERT_EQUAL(mm_owner_pages(f.pool->mm, info.owner), 64);
 	CU_ASSERT(service_counter(&f, "bad_messages") >= 3);
-	close(fd);
-	close(cb);
-	close(raw_slow_end[--raw_slow_n % 8]);
+	raw_close(&rc);
 	/* still whole: the good client's frames and nothing else */
 	CU_ASSERT(wait_clients(&f, 1));
 	CU_ASSERT_EQUAL(free_pages(&f), ((64 << 20) >> MM_PAGE_SHIFT) - 64);
@@ -509,13 +386,16 @@ static void test_silent_client_is_pinned(void)
 	struct pool_msg *m = calloc(1, POOL_MSG_MAX);
 	struct answerer ans = { .cb = -1 };
 	struct svc_fixture f;
+	struct raw_client rc;
 	uint32_t owner, frames[512];
 	int fd, cb;
 
 	CU_ASSERT_FATAL(m != NULL);
 	CU_ASSERT_FATAL(fixture_up(&f, 32, 100));
-	fd = raw_hello(f.path, 4 << 20, &cb, &owner);
-	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_FATAL(raw_hello(f.path, 4 << 20, &rc) == 0);
+	fd = rc.fd;
+	cb = rc.cb;
+	owner = rc.owner;
 	/* every other page of 4 MiB: compaction wants to move half */
 	*m = (struct pool_msg){ .op = POOL_ALLOC, .a = { 0, 1024, POOL_ALLOC_NOWAIT } };
 	CU_ASSERT_FATAL(raw_call(fd, m, sizeof(*m)) == 0 && m->n == 1024);
@@ -538,9 +418,7 @@ static void test_silent_client_is_pinned(void)
 	pthread_join(ans.t, NULL);
 	CU_ASSERT_EQUAL(service_counter(&f, "moves_timed_out"), 1);
 	CU_ASSERT_EQUAL(mm_owner_pages(f.pool->mm, owner), 512);
-	close(fd);
-	close(cb);
-	close(raw_slow_end[--raw_slow_n % 8]);
+	raw_close(&rc);
 	CU_ASSERT(wait_clients(&f, 0));
 	CU_ASSERT_EQUAL(free_pages(&f), (32 << 20) >> MM_PAGE_SHIFT);
 	fixture_down(&f);

@@ -361,6 +361,30 @@ static void add_pageblock(void *opaque, uint64_t pb,
 		t->owner_of_big = info->owner;
 }
 
+static void keep_pageblock(void *opaque, uint64_t pb, const struct mm_pageblock_info *info)
+{
+	((struct mm_pageblock_info *)opaque)[pb] = *info;
+}
+
+/*
+ * A walk of one pageblock tells what the whole walk does about it, the
+ * second pageblock of a block that begins in the first one included.
+ */
+static void check_range_walks(struct mm_pool *pool, uint64_t pbs)
+{
+	struct mm_pageblock_info *all = calloc(pbs, sizeof(*all)), *one = calloc(pbs, sizeof(*one));
+
+	CU_ASSERT_FATAL(all && one);
+	CU_ASSERT_EQUAL(mm_pageblock_walk(pool, keep_pageblock, all), 0);
+	for (uint64_t pb = 0; pb < pbs; pb++) {
+		CU_ASSERT_EQUAL(mm_pageblock_walk_range(pool, pb, 1, keep_pageblock, one), 0);
+		CU_ASSERT(!memcmp(&one[pb], &all[pb], sizeof(*one)));
+	}
+	CU_ASSERT_EQUAL(mm_pageblock_walk_range(pool, pbs, 1, keep_pageblock, one), -EINVAL);
+	free(all);
+	free(one);
+}
+
 static void test_reports_agree(void)
 {
 	struct mm_pool *pool = pool_new_pcp(16, false, 64, 16);
@@ -404,6 +428,7 @@ static void test_reports_agree(void)
 	/* the 4 MiB block fills its two pageblocks, one owner */
 	CU_ASSERT_EQUAL(t.whole, 2);
 	CU_ASSERT_EQUAL(t.owner_of_big, 7);
+	check_range_walks(pool, st.pageblocks);
 
 	CU_ASSERT_EQUAL(mm_unpin(pool, (uint64_t)pinned), 0);
 	CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)pinned), 0);

@@ -82,6 +82,13 @@ static const struct metric service_metrics[] = {
 	  "Moves a VM process did not answer in time (treated as pinned).", { "moves_timed_out" } },
 	{ "gpmm_pool_bad_messages_total", "counter", "Malformed requests refused.",
 	  { "bad_messages" } },
+	{ "gpmm_pool_admitted_bytes", "gauge",
+	  "RAM the pool has promised every VM it serves: the service's and the daemon's own.",
+	  { "admitted_bytes" } },
+	{ "gpmm_pool_frames_released_total", "counter",
+	  "Frames VM processes gave back at once as they ended.", { "frames_released" } },
+	{ "gpmm_pool_walks_refused_total", "counter",
+	  "Pool walks refused to clients past their rate.", { "walks_refused" } },
 };
 
 static json_t *lookup(json_t *o, const char *const *path)

@@ -777,12 +777,15 @@ static void print_service_text(json_t *s, FILE *f)
 {
 	if (!s)
 		return;
-	fprintf(f, "pool service on %s: %lld client process%s, %.0f MiB lent; %lld connections, "
-		"%lld refused, %lld bad messages; %lld frames taken back from %lld processes "
-		"that died holding them; %lld moves timed out (answer within %lld ms)\n",
+	fprintf(f, "pool service on %s: %lld client process%s, %.0f MiB lent (%.0f MiB admitted"
+		" with the daemon's own VMs); %lld connections, %lld refused, %lld bad messages, "
+		"%lld walks refused; %lld frames given back by processes that ended, %lld taken "
+		"back from %lld processes that died holding them; %lld moves timed out (answer "
+		"within %lld ms)\n",
 		str(s, "socket"), num(s, "clients"), num(s, "clients") == 1 ? "" : "es",
-		mib(s, "lent_bytes"), num(s, "connections"), num(s, "refused"),
-		num(s, "bad_messages"), num(s, "frames_reclaimed"),
+		mib(s, "lent_bytes"), mib(s, "admitted_bytes"), num(s, "connections"),
+		num(s, "refused"), num(s, "bad_messages"), num(s, "walks_refused"),
+		num(s, "frames_released"), num(s, "frames_reclaimed"),
 		num(s, "clients_died_holding_frames"), num(s, "moves_timed_out"),
 		num(s, "answer_ms"));
 }

@@ -240,6 +240,7 @@ struct vm_stats {
 struct vm {
 	struct vm_config cfg;
 	struct pool *pool;
+	uint64_t admitted;	/* RAM the pool promised this VM (pool_admit) */
 	uint32_t owner;			/* owner cookie in the pool */
 	int fd;
 	struct vm_region regions[VM_MAX_REGIONS];

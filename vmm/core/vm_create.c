@@ -27,25 +27,14 @@
 #define TSS_ADDR		0xfffbd000ULL
 #define IDENTITY_MAP_ADDR	0xfffbc000ULL
 
-static int check_config(const struct vm_config *cfg, struct pool *pool,
-			char *err, size_t errlen)
+static int check_config(const struct vm_config *cfg, char *err, size_t errlen)
 {
-	uint64_t pool_bytes = pool->size;
-
 	if (cfg->cpus < 1 || cfg->cpus > VM_MAX_CPUS) {
 		snprintf(err, errlen, "cpus must be 1..%d, not %u", VM_MAX_CPUS, cfg->cpus);
 		return -EINVAL;
 	}
 	if (config_check_ram(cfg, err, errlen))
 		return -EINVAL;
-	/* no reclaim yet: a guest must fit in the pool (no overcommit) */
-	if (cfg->ram_bytes > pool_bytes) {
-		snprintf(err, errlen, "ram %llu MiB is larger than the pool (%llu MiB): give the"
-			 " pool more (--pool)",
-			 (unsigned long long)(cfg->ram_bytes >> 20),
-			 (unsigned long long)(pool_bytes >> 20));
-		return -E2BIG;
-	}
 	if (!cfg->kernel[0]) {
 		snprintf(err, errlen, "no kernel given");
 		return -EINVAL;
@@ -111,7 +100,7 @@ int vm_create(const struct vm_config *cfg, struct pool *pool,
 	struct vm *vm;
 	int ret;
 
-	ret = check_config(cfg, pool, err, errlen);
+	ret = check_config(cfg, err, errlen);
 	if (ret)
 		return ret;
 	vm = calloc(1, sizeof(*vm));
@@ -128,8 +117,13 @@ int vm_create(const struct vm_config *cfg, struct pool *pool,
 	pthread_cond_init(&vm->cond, NULL);
 	vcpu_install_kick_signal();
 
+	/* the pool's one admission, shared with every other VM it serves */
+	ret = pool_admit(pool, cfg->ram_bytes, err, errlen);
+	if (!ret)
+		vm->admitted = cfg->ram_bytes;
 	/* guest RAM is MOVABLE: compaction may move it through this owner */
-	ret = pool_owner_register(pool, &vm_ram_owner_ops, vm, &vm->owner);
+	if (!ret)
+		ret = pool_owner_register(pool, &vm_ram_owner_ops, vm, &vm->owner);
 	if (!ret)
 		ret = pool_pcp_create(pool, &vm->mem_pcp);
 	if (!ret)
@@ -215,6 +209,7 @@ void vm_destroy(struct vm *vm)
 	if (vm->fd >= 0)
 		close(vm->fd);
 	pool_pcp_destroy(vm->mem_pcp);
+	pool_unadmit(vm->pool, vm->admitted);
 	free(vm->vcpus);
 	pthread_mutex_destroy(&vm->mem_lock);
 	pthread_mutex_destroy(&vm->mig.lock);

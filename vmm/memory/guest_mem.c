@@ -593,6 +593,16 @@ static void release_frame(struct vm *vm, uint32_t frame, unsigned int order)
 
 void gmem_destroy(struct vm *vm)
 {
+	bool released;
+
+	/* unmapped first: no frame goes back while this process still reaches it */
+	for (unsigned int i = 0; i < vm->nr_regions; i++) {
+		if (vm->regions[i].hva)
+			munmap(vm->regions[i].hva, vm->regions[i].size);
+		vm->regions[i].hva = NULL;
+	}
+	/* in one step where the pool can (the service); else frame by frame */
+	released = vm->owner && pool_release_all(vm->pool, vm->owner) >= 0;
 	for (unsigned int i = 0; i < vm->nr_regions; i++) {
 		struct vm_region *r = &vm->regions[i];
 		uint64_t pages = r->size >> MM_PAGE_SHIFT;
@@ -604,13 +614,13 @@ void gmem_destroy(struct vm *vm)
 				continue;
 			vm->pool->gpa_of[frame] = 0;
 			/* a 2 MiB backing is one order-9 block: free it once */
+			if (released)
+				continue;
 			if (!r->huge[idx >> MM_PAGEBLOCK_ORDER])
 				release_frame(vm, frame, 0);
 			else if (!(idx & (MM_PAGEBLOCK_PAGES - 1)))
 				release_frame(vm, frame, MM_PAGEBLOCK_ORDER);
 		}
-		if (r->hva)
-			munmap(r->hva, r->size);
 		free(r->backing);
 		free(r->huge);
 		free(r->populated);
@@ -619,7 +629,6 @@ void gmem_destroy(struct vm *vm)
 		r->huge = NULL;
 		r->populated = NULL;
 		r->given_back = NULL;
-		r->hva = NULL;
 	}
 	__atomic_store_n(&vm->stats.populated_pages, 0, __ATOMIC_RELAXED);
 }

@@ -10,6 +10,7 @@
 #ifndef GPMM_POOL_BACKEND_H
 #define GPMM_POOL_BACKEND_H
 
+#include <errno.h>
 #include <stdint.h>
 
 #include "mm/mm.h"
@@ -59,6 +60,8 @@ struct pool_ops {
 			      uint32_t *id);
 	void (*owner_unregister)(struct pool *pool, uint32_t id);
 	int (*pcp_create)(struct pool *pool, struct mm_pcp **out);
+	/* Optional: every frame of @owner back in one step (NULL: free each). */
+	long (*release_all)(struct pool *pool, uint32_t owner);
 	/* What the backend holds besides struct pool's common fields. */
 	void (*close)(struct pool *pool);
 };
@@ -79,6 +82,7 @@ struct pool {
 	uint64_t *gpa_of;	/* frame -> guest address it backs, + 1; 0: none */
 	struct pool_host host;
 	uint64_t populated;	/* pageblocks made huge at start (host.populate) */
+	uint64_t admitted;	/* RAM of the VMs it serves, bytes; atomic */
 };
 
 __must_check int pool_open_host(uint64_t size, bool grouping,
@@ -92,6 +96,15 @@ __must_check int pool_open(uint64_t size, bool grouping, struct pool **out);
 __must_check int pool_open_remote(const char *path, const char *name, uint64_t ram_bytes,
 				  struct pool **out, char *err, size_t errlen);
 void pool_close(struct pool *pool);
+
+/*
+ * Admission, one count for every VM a pool serves (a `gpmm run`'s one VM,
+ * the daemon's own VMs and the service's VM processes alike): @bytes of
+ * RAM are promised only while the RAM of all its VMs fits in the pool (no
+ * reclaim yet: no overcommit). -E2BIG or -ENOSPC with the reason in @err.
+ */
+__must_check int pool_admit(struct pool *pool, uint64_t bytes, char *err, size_t errlen);
+void pool_unadmit(struct pool *pool, uint64_t bytes);
 
 static inline uint64_t pool_frames(const struct pool *pool)
 {
@@ -196,6 +209,16 @@ static inline __must_check int pool_pcp_create(struct pool *pool, struct mm_pcp 
 }
 
 void pool_pcp_destroy(struct mm_pcp *pcp);
+
+/*
+ * A VM that ends gives every frame back at once where the backend can
+ * (the service frees what it owns in one request, not a round trip per
+ * frame): the frames given back, or -EOPNOTSUPP and the VM frees each.
+ */
+static inline __must_check long pool_release_all(struct pool *pool, uint32_t owner)
+{
+	return pool->ops->release_all ? pool->ops->release_all(pool, owner) : -EOPNOTSUPP;
+}
 
 static inline void *pool_frame_ptr(const struct pool *pool, uint64_t frame)
 {

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "vmm/memory/pool_backend.h"
@@ -204,6 +205,34 @@ void pool_close(struct pool *pool)
 		pool->ops->close(pool);
 	free(pool->gpa_of);
 	free(pool);
+}
+
+int pool_admit(struct pool *pool, uint64_t bytes, char *err, size_t errlen)
+{
+	uint64_t cur = __atomic_load_n(&pool->admitted, __ATOMIC_RELAXED);
+
+	if (bytes > pool->size) {
+		snprintf(err, errlen, "ram %llu MiB is larger than the pool (%llu MiB): give the"
+			 " pool more (--pool)", (unsigned long long)(bytes >> 20),
+			 (unsigned long long)(pool->size >> 20));
+		return -E2BIG;
+	}
+	do {
+		if (bytes > pool->size - cur) {
+			snprintf(err, errlen, "%llu MiB of RAM do not fit: the pool lends %llu of"
+				 " %llu MiB already", (unsigned long long)(bytes >> 20),
+				 (unsigned long long)(cur >> 20),
+				 (unsigned long long)(pool->size >> 20));
+			return -ENOSPC;
+		}
+	} while (!__atomic_compare_exchange_n(&pool->admitted, &cur, cur + bytes, false,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return 0;
+}
+
+void pool_unadmit(struct pool *pool, uint64_t bytes)
+{
+	__atomic_sub_fetch(&pool->admitted, bytes, __ATOMIC_RELAXED);
 }
 
 void pool_pcp_destroy(struct mm_pcp *pcp)

@@ -349,6 +349,27 @@ uint64_t pool_client_drain(struct pool_client *c)
 	return refused < 0 ? n : (uint64_t)refused;
 }
 
+/*
+ * Everything we hold goes back in one request (the VM ends): the service
+ * frees what the pool says is ours, the cache included, so the cache is
+ * just forgotten.
+ */
+long pool_client_release(struct pool_client *c)
+{
+	struct pool_msg *q = begin(&c->fast, POOL_RELEASE, 0);
+	ssize_t len = __call(c, &c->fast, sizeof(*q));
+	long ret = len < 0 ? (long)len : c->fast.r->ret ? c->fast.r->ret : (long)c->fast.r->a[0];
+
+	end(&c->fast);
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&c->cache_lock);
+	c->nr = 0;
+	c->nr_runs = 0;
+	pthread_mutex_unlock(&c->cache_lock);
+	return ret;
+}
+
 int pool_client_frame_op(struct pool_client *c, unsigned int op, uint64_t frame)
 {
 	if (op != POOL_SPLIT && op != POOL_PIN && op != POOL_UNPIN)
@@ -563,7 +584,7 @@ static int say_hello(struct pool_client *c, const char *name, uint64_t ram_bytes
 	int ret;
 
 	*m = (struct pool_msg){ .op = POOL_HELLO, .n = (uint32_t)n,
-				.a = { POOL_PROTO_VERSION, ram_bytes, (uint64_t)getpid(), kind } };
+				.a = { POOL_PROTO_VERSION, ram_bytes, 0, kind } };
 	memcpy(m->data, name, n);
 	ret = pool_wire_send(c->fast.fd, m, sizeof(*m) + n, theirs, 2);
 	if (ret) {

@@ -76,6 +76,8 @@ __must_check int pool_client_stats(struct pool_client *c, struct mm_stats *st);
 __must_check int pool_client_walk(struct pool_client *c, mm_pageblock_fn fn, void *opaque);
 /* The VM's report of itself, kept by the service for its host-wide view. */
 void pool_client_report(struct pool_client *c, const char *json_text);
+/* Every frame we hold back to the service at once (the VM ends); how many, or -errno. */
+__must_check long pool_client_release(struct pool_client *c);
 /* Give the cache back now (the VM ends); frames the service refused. */
 uint64_t pool_client_drain(struct pool_client *c);
 /* Frames in the cache; frames the service refused back (a bug if not 0). */

@@ -24,7 +24,7 @@
 #define POOL_NAME_MAX		64
 
 enum pool_op {
-	POOL_HELLO = 1,		/* a: version, ram bytes, pid, POOL_CLIENT_*; data: name; fd: callback */
+	POOL_HELLO = 1,		/* a: version, ram bytes, (unused), POOL_CLIENT_*; data: name; fds: callback, slow */
 	POOL_ALLOC,		/* a: order, count, POOL_ALLOC_* -> frames; a: zeroed, huge bits */
 	POOL_FREE,		/* frames -> a[0]: how many were refused */
 	POOL_SPLIT,		/* a[0]: frame */
@@ -36,6 +36,7 @@ enum pool_op {
 	POOL_WALK,		/* a[0]: first pageblock -> struct mm_pageblock_info each */
 	POOL_VM_REPORT,		/* data: the VM's report (JSON text); no reply */
 	POOL_MIGRATE,		/* service to VM: a: old, new, order */
+	POOL_RELEASE,		/* every frame of ours goes back -> a[0]: frames freed */
 	POOL_OPS
 };
 

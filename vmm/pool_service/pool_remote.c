@@ -126,6 +126,12 @@ static void remote_close(struct pool *pool)
 	close(pool->fd);
 }
 
+/* Without a service there is no one to give frames back to. */
+static long remote_release_all(struct pool *pool, uint32_t owner)
+{
+	return pool_client_gone(pool->client) ? -EOPNOTSUPP : pool_client_release(pool->client);
+}
+
 static const struct pool_ops remote_pool_ops = {
 	.name = "pool service",
 	.alloc_page = remote_alloc_page,
@@ -143,6 +149,7 @@ static const struct pool_ops remote_pool_ops = {
 	.owner_register = remote_owner_register,
 	.owner_unregister = remote_owner_unregister,
 	.pcp_create = remote_pcp_create,
+	.release_all = remote_release_all,
 	.close = remote_close,
 };
 

@@ -61,6 +61,8 @@ struct svc_client {
 	struct late_move late;
 	bool dead;		/* atomic: no more requests to it */
 	uint64_t moves_asked, moves_done, moves_late;
+	double walk_budget;	/* pageblocks it may walk now; under svc->lock */
+	uint64_t walk_ns;	/* when the budget was last topped up */
 	char *report;		/* under svc->lock */
 	uint64_t report_ns;
 	struct svc_client *next;
@@ -82,7 +84,7 @@ struct pool_service {
 	bool stopping;
 	/* counters, under lock */
 	uint64_t connections, refused, bad_messages, clients_died;
-	uint64_t frames_reclaimed, moves_timed_out;
+	uint64_t frames_reclaimed, moves_timed_out, frames_released, walks_refused;
 };
 
 static void count(struct pool_service *s, uint64_t *counter, uint64_t n)
@@ -127,15 +129,18 @@ static int read_answer(struct svc_client *c, uint32_t seq, int ms)
 		if (c->late.pending && r.seq == c->late.seq)
 			settle_late(c, &r);
 		else if (r.seq == seq)
-			return r.ret > 0 ? -EBUSY : r.ret;
+			return r.ret ? -EBUSY : 0;
 	}
 }
 
 /*
  * mm's migrate callback for a block owned by a VM process. A process
  * that does not answer in answer_ms is treated as pinned: -EINPROGRESS
- * leaves it both blocks (mm.h), and no further request goes to it until
- * its answer settles which one it kept.
+ * leaves it both blocks (mm.h), charged to its quota, and no further
+ * request goes to it until its answer settles which one it kept. Only
+ * our time-out leaves a move undecided: an answer is 0 (moved) or a
+ * refusal, whatever it says, so a client cannot keep a second block by
+ * answering -EINPROGRESS itself.
  */
 static int client_migrate(void *priv, uint64_t old, uint64_t new, unsigned int order)
 {
@@ -144,6 +149,9 @@ static int client_migrate(void *priv, uint64_t old, uint64_t new, unsigned int o
 	int ret;
 
 	if (__atomic_load_n(&c->dead, __ATOMIC_ACQUIRE))
+		return -EBUSY;
+	/* a move it might leave undecided would take it past its quota */
+	if (__atomic_load_n(&c->held, __ATOMIC_RELAXED) + (1UL << order) > c->quota)
 		return -EBUSY;
 	pthread_mutex_lock(&c->cb_lock);
 	if (c->late.pending) {
@@ -175,19 +183,6 @@ static int client_migrate(void *priv, uint64_t old, uint64_t new, unsigned int o
 }
 
 static const struct mm_owner_ops client_ops = { .migrate = client_migrate };
-
-/* The frame is the head of a block @c owns: its order, else -EPERM. */
-static int owned_order(struct svc_client *c, uint64_t frame)
-{
-	struct mm_frame_info info;
-
-	if (frame >= c->svc->pool->size >> MM_PAGE_SHIFT ||
-	    mm_frame_info(c->svc->pool->mm, frame, &info))
-		return -EINVAL;
-	if (info.state != MM_FRAME_ALLOC || info.owner != c->owner)
-		return -EPERM;
-	return (int)info.order;
-}
 
 /*
  * Frames for a VM process: @count blocks of @order, movable (guest RAM
@@ -255,17 +250,18 @@ static void do_free(struct svc_client *c, const struct pool_msg *q, struct pool_
 	}
 }
 
+/* The table from the wire's operations to mm's, as data. */
+static const enum mm_owned_op owned_op_of[POOL_OPS] = {
+	[POOL_SPLIT] = MM_OWNED_SPLIT,
+	[POOL_PIN] = MM_OWNED_PIN,
+	[POOL_UNPIN] = MM_OWNED_UNPIN,
+};
+
+/* The owner check and the operation are one step (mm_owned_op). */
 static void do_frame_op(struct svc_client *c, const struct pool_msg *q, struct pool_msg *r)
 {
-	struct mm_pool *mm = c->svc->pool->mm;
-	int order = owned_order(c, q->a[0]);
-
-	if (order < 0) {
-		r->ret = order;
-		return;
-	}
-	r->ret = q->op == POOL_SPLIT ? mm_split(mm, q->a[0]) :
-		 q->op == POOL_PIN ? mm_pin(mm, q->a[0]) : mm_unpin(mm, q->a[0]);
+	r->ret = q->a[0] < c->svc->pool->size >> MM_PAGE_SHIFT ?
+		 mm_owned_op(c->svc->pool->mm, q->a[0], c->owner, owned_op_of[q->op]) : -EINVAL;
 }
 
 static bool frames_in_pool(struct svc_client *c, const struct pool_msg *q)
@@ -311,6 +307,34 @@ static void walk_slice_fn(void *opaque, uint64_t pb, const struct mm_pageblock_i
 
 #define WALK_ITEMS	((POOL_MSG_MAX - sizeof(struct pool_msg)) / sizeof(struct mm_pageblock_info))
 
+/*
+ * A walk holds the pool's lock over what it reads, so a client may read
+ * the pool POOL_SERVICE_WALKS_PER_S times a second (and as much again at
+ * once); past that it is told -EAGAIN, and cannot make the lock every
+ * other VM's faults need its own by looping POOL_WALK.
+ */
+static bool walk_allowed(struct svc_client *c, uint64_t n)
+{
+	struct pool_service *s = c->svc;
+	double cap = (double)(s->pool->size >> MM_PAGEBLOCK_SHIFT) * POOL_SERVICE_WALKS_PER_S;
+	uint64_t now = vm_now_ns();
+	bool ok;
+
+	pthread_mutex_lock(&s->lock);
+	c->walk_budget += (double)(now - c->walk_ns) / 1e9 * cap;
+	if (c->walk_budget > cap)
+		c->walk_budget = cap;
+	c->walk_ns = now;
+	ok = c->walk_budget >= (double)n;
+	if (ok)
+		c->walk_budget -= (double)n;
+	else
+		s->walks_refused++;
+	pthread_mutex_unlock(&s->lock);
+	return ok;
+}
+
+/* A slice of the pool's pageblocks, read at the slice's cost. */
 static void do_walk(struct svc_client *c, const struct pool_msg *q, struct pool_msg *r)
 {
 	uint64_t pbs = c->svc->pool->size >> MM_PAGEBLOCK_SHIFT;
@@ -321,8 +345,31 @@ static void do_walk(struct svc_client *c, const struct pool_msg *q, struct pool_
 		return;
 	}
 	w.n = pbs - q->a[0] < WALK_ITEMS ? pbs - q->a[0] : WALK_ITEMS;
-	r->ret = mm_pageblock_walk(c->svc->pool->mm, walk_slice_fn, &w);
-	r->n = (uint32_t)w.n;
+	if (!walk_allowed(c, w.n)) {
+		r->ret = -EAGAIN;
+		return;
+	}
+	r->ret = mm_pageblock_walk_range(c->svc->pool->mm, w.first, w.n, walk_slice_fn, &w);
+	r->n = r->ret ? 0 : (uint32_t)w.n;
+}
+
+/*
+ * A VM process that ends gives everything back in one request: every
+ * block the pool says it owns, pins dropped (its devices are gone), in
+ * one pass instead of a round trip per frame. A move left undecided is
+ * settled with it: both blocks were its own.
+ */
+static void do_release(struct svc_client *c, struct pool_msg *r)
+{
+	uint64_t freed;
+
+	pthread_mutex_lock(&c->cb_lock);
+	c->late.pending = false;
+	freed = mm_free_owner(c->svc->pool->mm, c->owner);
+	__atomic_store_n(&c->held, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&c->cb_lock);
+	count(c->svc, &c->svc->frames_released, freed);
+	r->a[0] = freed;
 }
 
 static void keep_report(struct svc_client *c, const struct pool_msg *q, size_t len)
@@ -396,10 +443,25 @@ static ssize_t handle(struct svc_client *c, const struct pool_msg *q, size_t len
 	case POOL_VM_REPORT:
 		keep_report(c, q, len);
 		return 0;
+	case POOL_RELEASE:
+		do_release(c, r);
+		break;
 	default:
 		return -1;
 	}
 	return (ssize_t)sizeof(*r);
+}
+
+/*
+ * Who is at the other end, by the kernel's word: a pid in HELLO would be
+ * the client's own claim. 0 if the kernel does not say.
+ */
+static pid_t peer_pid(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) ? 0 : cr.pid;
 }
 
 /*
@@ -429,7 +491,7 @@ static int hello(struct svc_client *c, struct pool_msg *m, char *why, size_t why
 		return -EPROTO;
 	}
 	c->ram_bytes = m->a[1];
-	c->pid = (pid_t)m->a[2];
+	c->pid = peer_pid(c->fd);
 	c->kind = m->a[3] == POOL_CLIENT_TENANT ? POOL_CLIENT_TENANT : POOL_CLIENT_VM;
 	memcpy(c->name, m->data, m->n);
 	c->name[m->n] = '\0';
@@ -440,29 +502,25 @@ static int hello(struct svc_client *c, struct pool_msg *m, char *why, size_t why
 		snprintf(why, whylen, "RAM must be a multiple of 2 MiB");
 		return -EINVAL;
 	}
-	pthread_mutex_lock(&s->lock);
-	if (c->ram_bytes > s->pool->size - s->reserved_bytes)
-		ret = -ENOSPC;
-	else
-		s->reserved_bytes += c->ram_bytes;
-	pthread_mutex_unlock(&s->lock);
-	if (ret < 0) {
-		snprintf(why, whylen, "%llu MiB of RAM do not fit: the pool lends %llu of %llu MiB already",
-			 (unsigned long long)(c->ram_bytes >> 20),
-			 (unsigned long long)(s->reserved_bytes >> 20),
-			 (unsigned long long)(s->pool->size >> 20));
+	ret = pool_admit(s->pool, c->ram_bytes, why, whylen);
+	if (ret < 0)
 		return ret;
-	}
+	pthread_mutex_lock(&s->lock);
+	s->reserved_bytes += c->ram_bytes;
+	pthread_mutex_unlock(&s->lock);
 	ret = mm_owner_register(s->pool->mm, &client_ops, c, &c->owner);
 	if (ret) {
 		pthread_mutex_lock(&s->lock);
 		s->reserved_bytes -= c->ram_bytes;
 		pthread_mutex_unlock(&s->lock);
+		pool_unadmit(s->pool, c->ram_bytes);
 		snprintf(why, whylen, "no owner id left: %s", strerror(-ret));
 		return ret;
 	}
 	c->registered = true;
 	c->quota = (c->ram_bytes >> MM_PAGE_SHIFT) + POOL_SERVICE_SLACK_FRAMES;
+	c->walk_budget = (double)(s->pool->size >> MM_PAGEBLOCK_SHIFT) * POOL_SERVICE_WALKS_PER_S;
+	c->walk_ns = vm_now_ns();
 	*m = (struct pool_msg){ .op = POOL_HELLO, .seq = m->seq,
 		.a = { s->pool->size >> MM_PAGE_SHIFT, c->owner,
 		       (s->pool->host.huge ? POOL_HOST_HUGE : 0) | s->pool->host.release_ms,
@@ -505,6 +563,7 @@ static void client_gone(struct svc_client *c)
 			break;
 		}
 	if (c->registered) {
+		pool_unadmit(s->pool, c->ram_bytes);
 		s->reserved_bytes -= c->ram_bytes;
 		s->frames_reclaimed += freed;
 		s->clients_died += freed > 0;
@@ -780,9 +839,12 @@ json_t *pool_service_json(struct pool_service *s)
 	if (!s)
 		return json_null();
 	pthread_mutex_lock(&s->lock);
-	j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 		"socket", s->path, "clients", (json_int_t)s->nr_clients,
 		"lent_bytes", (json_int_t)s->reserved_bytes,
+		"admitted_bytes", (json_int_t)__atomic_load_n(&s->pool->admitted, __ATOMIC_RELAXED),
+		"frames_released", (json_int_t)s->frames_released,
+		"walks_refused", (json_int_t)s->walks_refused,
 		"connections", (json_int_t)s->connections,
 		"refused", (json_int_t)s->refused,
 		"bad_messages", (json_int_t)s->bad_messages,

@@ -28,6 +28,8 @@
 /* Frames a client may hold beyond its RAM: its cache, a 2 MiB block being
  * assembled, a fault-around block, a move left undecided. */
 #define POOL_SERVICE_SLACK_FRAMES	2048
+/* Whole-pool walks (POOL_WALK) a client may make a second. */
+#define POOL_SERVICE_WALKS_PER_S	4
 
 struct pool_service;
 
