@@ -58,6 +58,7 @@ MM_SRCS    := mm/pool.c \
               mm/pcp.c \
               mm/alloc.c \
               mm/owner.c \
+              mm/owned.c \
               mm/migrate.c \
               mm/lumpy.c \
               mm/compaction.c \
@@ -128,6 +129,7 @@ APP_SRCS   := $(VMM_SRCS) \
               bench/progress.c \
               bench/bench_frag.c \
               bench/bench_alloc.c \
+              bench/bench_report.c \
               bench/bench_vm.c \
               bench/bench_boot_linux.c \
               bench/bench_hugeback.c \

@@ -31,6 +31,7 @@ static const struct cli_cmd bench_cmds[] = {
 	{ "migrate", cmd_bench_migrate, "live migrations/s and vCPU stalls" },
 	{ "hugeback", cmd_bench_hugeback, "huge-backed share over time vs QEMU" },
 	{ "isolation", cmd_bench_isolation, "a VM's rate beside hostile neighbours" },
+	{ "report", cmd_bench_report, "a VM's report and teardown on the pool service: 1 vs 16 GiB" },
 	{ 0 }
 };
 

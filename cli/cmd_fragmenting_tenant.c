@@ -24,6 +24,7 @@
 #include "vmm/core/config.h"
 #include "vmm/pool_service/pool_client.h"
 #include "vmm/pool_service/pool_proto.h"
+#include "vmm/pool_service/pool_service.h"
 #include "vmm/control/qmp_client.h"
 
 struct tenant {
@@ -77,6 +78,13 @@ static int tenant_migrate(void *priv, uint64_t old, uint64_t new, unsigned int o
 }
 
 static const struct mm_owner_ops tenant_ops = { .migrate = tenant_migrate };
+
+static uint64_t tenant_ram(uint64_t spread)
+{
+	uint64_t slack = (uint64_t)POOL_SERVICE_SLACK_FRAMES << MM_PAGE_SHIFT;
+
+	return spread > slack + MM_PAGEBLOCK_SIZE ? spread - slack : MM_PAGEBLOCK_SIZE;
+}
 
 /* Take @keep blocks of 2^@order pages, keep the first page of each. */
 static int take_scattered(struct pool_client *c, struct tenant *t, uint64_t keep,
@@ -171,10 +179,13 @@ int cmd_fragmenting_tenant(int argc, char **argv)
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	order = (unsigned int)__builtin_ctzll(one_in);
-	/* its RAM, for the service's admission: what it holds, in whole 2 MiB */
-	if (pool_client_connect(path, "fragmenting-tenant", (spread / one_in + MM_PAGEBLOCK_SIZE - 1) &
-				~(uint64_t)(MM_PAGEBLOCK_SIZE - 1), POOL_CLIENT_TENANT, &c, &info,
-				err, sizeof(err))) {
+	/*
+	 * Its RAM, for the service's admission: the pageblocks it spreads
+	 * over are its own (the service's quota is in pageblocks: RAM plus
+	 * the slack), so it asks for as much RAM as makes them its quota.
+	 */
+	if (pool_client_connect(path, "fragmenting-tenant", tenant_ram(spread), POOL_CLIENT_TENANT,
+				&c, &info, err, sizeof(err))) {
 		fprintf(stderr, "gpmm fragmenting-tenant: %s\n", err);
 		return 1;
 	}

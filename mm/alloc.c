@@ -20,18 +20,23 @@ static long rmqueue(struct mm_pool *pool, unsigned int order,
 	long pfn;
 
 	pthread_mutex_lock(&pool->lock);
-	pfn = __rmqueue(pool, order, mt);
+	pfn = __rmqueue_for(pool, order, mt, owner, true);
 	if (pfn >= 0)
 		__mark_allocated(pool, pfn, order, mt, owner);
 	pthread_mutex_unlock(&pool->lock);
 	return pfn;
 }
 
+/*
+ * An owner of owned pageblocks allocates under the pool's lock: a
+ * per-thread list holds frames of any pageblock, and would hand it
+ * another owner's.
+ */
 static long try_alloc(struct mm_pool *pool, struct mm_pcp *pcp,
 		      unsigned int order, enum mm_migratetype mt,
 		      uint32_t owner)
 {
-	if (pcp && order == 0)
+	if (pcp && order == 0 && !__owned_of(pool, owner))
 		return pcp_alloc(pcp, mt, owner);
 	return rmqueue(pool, order, mt, owner);
 }
@@ -186,7 +191,7 @@ static long __mm_alloc(struct mm_pool *pool, struct mm_pcp *pcp, unsigned int or
 		pthread_mutex_lock(&pool->lock);
 		pool->counters.alloc_fail++;
 		pthread_mutex_unlock(&pool->lock);
-		return -ENOMEM;
+		return pfn == RMQUEUE_OVER_LIMIT ? -EDQUOT : -ENOMEM;
 	}
 	if (__atomic_load_n(&pool->host_prep_pending, __ATOMIC_RELAXED))
 		hostmem_prepare_pending(pool);
@@ -266,8 +271,9 @@ int mm_free(struct mm_pool *pool, struct mm_pcp *pcp, uint64_t frame)
 {
 	int err;
 
-	/* lock-free only for a plain block: no pin, LRU or move under way */
-	if (frame < pool->nr_frames && pcp && pcp->pool == pool) {
+	/* lock-free only for a plain block (no pin, LRU or move) of no owned pageblock */
+	if (frame < pool->nr_frames && pcp && pcp->pool == pool &&
+	    !__pageblock_owner(pool, frame >> MM_PAGEBLOCK_ORDER)) {
 		struct mm_frame *f = &pool->frames[frame];
 
 		if (f->order == 0 && frame_cmpxchg(f, MM_FRAME_ALLOC, MM_FRAME_PCP)) {

@@ -10,7 +10,7 @@ void __add_free_block(struct mm_pool *pool, uint64_t pfn, unsigned int order,
 		      enum mm_migratetype mt)
 {
 	struct mm_frame *f = &pool->frames[pfn];
-	struct free_area *area = &pool->free_area[order];
+	struct free_area *area = __area_of(pool, pfn, order);
 
 	set_frame_state(f, MM_FRAME_FREE);
 	f->order = order;
@@ -23,7 +23,7 @@ void __add_free_block(struct mm_pool *pool, uint64_t pfn, unsigned int order,
 void __del_free_block(struct mm_pool *pool, uint64_t pfn)
 {
 	struct mm_frame *f = &pool->frames[pfn];
-	struct free_area *area = &pool->free_area[f->order];
+	struct free_area *area = __area_of(pool, pfn, f->order);
 
 	list_del(pool, &area->free_list[f->mt], pfn);
 	area->nr_free--;
@@ -78,6 +78,9 @@ void __free_one_page(struct mm_pool *pool, uint64_t pfn, unsigned int order)
 		order++;
 	}
 	mt = free_list_type(pool, pfn);
+	/* wholly free: the pageblock is no one's now */
+	if (order >= MM_PAGEBLOCK_ORDER && pool->owned_blocks)
+		__disown_pageblocks(pool, pfn, order);
 	if (order > MM_PAGEBLOCK_ORDER && pool->grouping)
 		set_pageblocks_migratetype(pool, pfn, order, mt);
 	__add_free_block(pool, pfn, order, mt);

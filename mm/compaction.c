@@ -45,6 +45,7 @@ struct compact_control {
 	unsigned int target_score;	/* proactive: stop at this score */
 	uint64_t migrate_pb;	/* next pageblock to empty */
 	uint64_t free_pb;	/* pageblocks >= this one were scanned for targets */
+	uint32_t owner;		/* owned pageblocks: the one owner this sweep moves */
 	struct isolated free[CC_MAX_FREE];
 	unsigned int nr_free;
 };
@@ -58,6 +59,13 @@ static void __free_snapshot(struct mm_pool *pool, struct mm_stats *st)
 	st->free_pages = pool->free_pages;
 	for (unsigned int o = 0; o < MM_MAX_ORDER; o++)
 		st->nr_free[o] = pool->free_area[o].nr_free;
+	__owned_free_counts(pool, st->nr_free, NULL);
+}
+
+/* Owned pageblocks: a sweep moves one owner's pages within its own pageblocks. */
+static bool __other_owners(struct compact_control *cc, uint64_t pb)
+{
+	return cc->pool->owned_blocks && __pageblock_owner(cc->pool, pb) != cc->owner;
 }
 
 static double __fragmentation_score(struct mm_pool *pool)
@@ -123,6 +131,8 @@ static bool __isolate_freepages(struct compact_control *cc)
 
 		if (pool->grouping && get_pageblock_migratetype(
 			    pool, pb << MM_PAGEBLOCK_ORDER) != MIGRATE_MOVABLE)
+			continue;
+		if (__other_owners(cc, pb))
 			continue;
 		if ((cc->direct && get_pageblock_skip(pool, pb)) ||
 		    __pageblock_wholly_free(pool, pb))
@@ -289,15 +299,20 @@ static void __reset_skip_hints(struct mm_pool *pool)
  * where the scanners meet, pageblocks that reclaim alone can empty are
  * still worth a look: they need no targets.
  */
-static enum mm_compact_result compact_zone(struct compact_control *cc)
+static enum mm_compact_result __compact_sweep(struct compact_control *cc)
 {
 	struct mm_pool *pool = cc->pool;
 	enum mm_compact_result ret = COMPACT_COMPLETE;
 
-	pthread_rwlock_rdlock(&pool->owners_lock);
 	while (cc->migrate_pb < pool->nr_pageblocks) {
 		bool reclaim_only = cc->migrate_pb >= cc->free_pb;
-		enum pb_result r = compact_pageblock(cc, cc->migrate_pb, reclaim_only);
+		enum pb_result r;
+
+		if (__other_owners(cc, cc->migrate_pb)) {
+			cc->migrate_pb++;
+			continue;
+		}
+		r = compact_pageblock(cc, cc->migrate_pb, reclaim_only);
 
 		if (r == PB_NO_TARGETS) {
 			/* no more targets: from here on, reclaim only */
@@ -312,13 +327,73 @@ static enum mm_compact_result compact_zone(struct compact_control *cc)
 	}
 	pthread_mutex_lock(&pool->lock);
 	__release_isolated(pool, cc->free, &cc->nr_free);
-	if (ret == COMPACT_SUCCESS && cc->direct) {
+	if (ret == COMPACT_SUCCESS && cc->direct && !pool->owned_blocks) {
 		pool->compact_migrate_pb = cc->migrate_pb;
 		pool->compact_free_pb = cc->free_pb;
 	} else {
 		__reset_skip_hints(pool);
 	}
 	pthread_mutex_unlock(&pool->lock);
+	return ret;
+}
+
+/*
+ * Could a sweep of @ob's pageblocks empty one? Only if the free room in
+ * them adds up to a pageblock at least. Owners with the most room go
+ * first: they give a pageblock back for the fewest moves.
+ */
+static uint32_t __next_owner(struct mm_pool *pool, const uint8_t *done)
+{
+	uint32_t n = __atomic_load_n(&pool->nr_owners, __ATOMIC_ACQUIRE), best = 0;
+	uint64_t best_free = MM_PAGEBLOCK_PAGES - 1;
+
+	for (uint32_t s = 1; s <= n; s++) {
+		const struct owned_blocks *ob = pool->owned[s];
+		uint64_t room = ob && !done[s] ? __owned_free_pages(ob) : 0;
+
+		if (room > best_free && ob->nr_pageblocks > 1) {
+			best = s;
+			best_free = room;
+		}
+	}
+	return best;
+}
+
+/*
+ * With owned pageblocks, compaction is each owner's: its pages move only
+ * within its own pageblocks (the process holding them does the move, on
+ * request), so a sweep per owner, the unowned pageblocks first, until the
+ * goal is met. The owner a sweep serves is chosen under pool->lock.
+ */
+static enum mm_compact_result compact_zone(struct compact_control *cc)
+{
+	struct mm_pool *pool = cc->pool;
+	enum mm_compact_result ret;
+	uint8_t *done;
+
+	pthread_rwlock_rdlock(&pool->owners_lock);
+	ret = __compact_sweep(cc);
+	done = pool->owned_blocks && ret != COMPACT_SUCCESS ?
+	       calloc(MM_MAX_OWNERS + 1, 1) : NULL;
+	while (done) {
+		uint32_t slot;
+
+		pthread_mutex_lock(&pool->lock);
+		slot = __next_owner(pool, done);
+		if (slot) {
+			done[slot] = 1;
+			cc->owner = pool->owned[slot]->id;
+		}
+		pthread_mutex_unlock(&pool->lock);
+		if (!slot)
+			break;
+		cc->migrate_pb = 0;
+		cc->free_pb = pool->nr_pageblocks;
+		ret = __compact_sweep(cc);
+		if (ret == COMPACT_SUCCESS)
+			break;
+	}
+	free(done);
 	pthread_rwlock_unlock(&pool->owners_lock);
 	return ret;
 }

@@ -32,7 +32,7 @@ unsigned int move_freepages_block(struct mm_pool *pool, uint64_t pfn,
 	set_pageblock_migratetype(pool, start, mt);
 	for_each_block(pool, p, start, start + MM_PAGEBLOCK_PAGES) {
 		struct mm_frame *f = &pool->frames[p];
-		struct free_area *area = &pool->free_area[f->order];
+		struct free_area *area = __area_of(pool, p, f->order);
 
 		if (frame_state(f) != MM_FRAME_FREE || f->mt == mt)
 			continue;

@@ -162,6 +162,17 @@ struct mm_pool {
 	uint32_t nr_owners;		/* slots ever used; release/acquire */
 	uint32_t retired_head, retired_tail;	/* slots, 0: none; under owners_lock */
 
+	/*
+	 * Pageblocks owned whole (owned.c), when on: each pageblock's owner
+	 * (0: none; relaxed atomic), every owner's pageblocks on a list by
+	 * pb_next/pb_prev, and by owner slot the owner's own free lists.
+	 * Under pool->lock; the table's entries under owners_lock too.
+	 */
+	bool owned_blocks;
+	uint32_t *pb_owner;
+	uint32_t *pb_next, *pb_prev;
+	struct owned_blocks **owned;
+
 	struct frame_list lru[MIGRATE_TYPES][MM_LRU_LISTS];
 	unsigned int policy;		/* MM_POLICY_* */
 
@@ -207,6 +218,15 @@ struct mm_owner {
 	uint32_t id;		/* relaxed atomic: slot and generation */
 	uint32_t next_retired;	/* the retired queue's link */
 	bool live;		/* atomic (release/acquire): cleared by unregister */
+};
+
+/* An owner's pageblocks and the free room in them (owned.c). */
+struct owned_blocks {
+	uint32_t id;			/* the owner whose they are */
+	uint32_t first_pb;		/* its pageblocks, by pb_next */
+	uint64_t nr_pageblocks;
+	uint64_t limit;			/* pageblocks it may hold */
+	struct free_area free_area[MM_PAGEBLOCK_ORDER];
 };
 
 /* frame lists: inline, they are the per-thread fast path */
@@ -388,6 +408,24 @@ typedef void (*mm_work_fn)(struct mm_pool *pool, void *arg);
 int mm_worker_start(struct mm_worker **out, struct mm_pool *pool, unsigned int interval_ms,
 		    mm_work_fn work, void *arg, const char *name);
 void mm_worker_stop(struct mm_worker *w);
+
+/* pageblocks owned whole (owned.c) */
+void owned_blocks_exit(struct mm_pool *pool);
+int __owned_register(struct mm_pool *pool, uint32_t id);
+bool __owned_slot_free(struct mm_pool *pool, uint32_t slot);
+struct owned_blocks *__owned_of(struct mm_pool *pool, uint32_t owner);
+void __disown_pageblocks(struct mm_pool *pool, uint64_t pfn, unsigned int order);
+struct free_area *__area_of(struct mm_pool *pool, uint64_t pfn, unsigned int order);
+long __rmqueue_owned(struct mm_pool *pool, struct owned_blocks *ob, unsigned int order,
+		     enum mm_migratetype mt, bool claim);
+long __rmqueue_for(struct mm_pool *pool, unsigned int order, enum mm_migratetype mt,
+		   uint32_t owner, bool claim);
+uint32_t __pageblock_owner(struct mm_pool *pool, uint64_t pb);
+uint64_t __owned_free_pages(const struct owned_blocks *ob);
+void __owned_free_counts(struct mm_pool *pool, uint64_t *nr_free,
+			 uint64_t (*nr_free_type)[MM_MAX_ORDER]);
+/* __rmqueue_owned's "nothing within the owner's limit" */
+#define RMQUEUE_OVER_LIMIT	(-2)
 
 /* host memory (hostmem.c) */
 int hostmem_init(struct mm_pool *pool, size_t size);

@@ -88,10 +88,11 @@ static bool __survey_lump(struct mm_pool *pool, struct lump *l)
  * they are held with the others, and the search goes on.
  */
 static long __target_outside(struct mm_pool *pool, struct lump *l,
-			     unsigned int order)
+			     unsigned int order, uint32_t owner)
 {
 	for (;;) {
-		long t = __rmqueue(pool, order, MIGRATE_MOVABLE);
+		/* in an owner's own room: a pageblock taken for it would undo the lump */
+		long t = __rmqueue_for(pool, order, MIGRATE_MOVABLE, owner, false);
 
 		if (t < 0)
 			return -1;
@@ -129,7 +130,8 @@ static bool clear_neighbour(struct mm_pool *pool, struct lump *l, uint64_t pfn)
 	}
 	/* now that it holds still: is it still what the survey saw? */
 	if (!__block_is_movable(pool, pfn) ||
-	    (target = __target_outside(pool, l, pool->frames[pfn].order)) < 0) {
+	    (target = __target_outside(pool, l, pool->frames[pfn].order,
+				       frame_owner(&pool->frames[pfn]))) < 0) {
 		__putback_isolated(pool, pfn);
 		pthread_mutex_unlock(&pool->lock);
 		return false;

@@ -208,6 +208,18 @@ void mm_owner_unregister(struct mm_pool *pool, uint32_t id);
 uint64_t mm_free_owner(struct mm_pool *pool, uint32_t id);
 /* Pages allocated to @id now (a walk of the pool). */
 uint64_t mm_owner_pages(struct mm_pool *pool, uint32_t id);
+/*
+ * Pageblocks owned whole (a pool shared by VMs of different owners; call
+ * before the first allocation and owner, else -EBUSY): each registered
+ * owner's allocations come from pageblocks of its own, taken from the
+ * pool's free 2 MiB blocks as it needs them and given back when wholly
+ * free; compaction moves an owner's pages only within its own pageblocks.
+ * An allocation that would take an owner past its limit fails -EDQUOT.
+ */
+__must_check int mm_set_owned_blocks(struct mm_pool *pool);
+__must_check int mm_owner_set_limit(struct mm_pool *pool, uint32_t owner, uint64_t pageblocks);
+/* Pageblocks @owner holds now (0 without owned pageblocks): a count, not a walk. */
+uint64_t mm_owner_pageblocks(struct mm_pool *pool, uint32_t owner);
 /* Pins keep a block in place (a device ring in use). -EAGAIN: being moved. */
 __must_check int mm_pin(struct mm_pool *pool, uint64_t frame);
 __must_check int mm_unpin(struct mm_pool *pool, uint64_t frame);
@@ -375,6 +387,8 @@ struct mm_counters {
 	uint64_t host_huge_fail;
 	uint64_t host_released;		/* pageblocks given back to the host */
 	uint64_t host_release_fail;
+	uint64_t owned_claimed;		/* free pageblocks an owner took whole */
+	uint64_t owned_released;	/* owned pageblocks wholly free again */
 };
 
 struct mm_stats {
@@ -419,6 +433,13 @@ typedef void (*mm_pageblock_fn)(void *opaque, uint64_t pb,
  * walk_zones_in_node feeding /proc/pagetypeinfo). */
 __must_check int mm_pageblock_walk(struct mm_pool *pool, mm_pageblock_fn fn,
 				   void *opaque);
+/*
+ * @owner's pageblocks (pageblocks owned whole) from @first on, ascending,
+ * at most @max: their count, -ENOENT for no such owner. Costs what the
+ * owner holds, not the pool.
+ */
+__must_check long mm_owner_pageblock_walk(struct mm_pool *pool, uint32_t owner, uint64_t first,
+					  uint64_t max, mm_pageblock_fn fn, void *opaque);
 /* The same for pageblocks [@first, @first + @n) only, at their cost. */
 __must_check int mm_pageblock_walk_range(struct mm_pool *pool, uint64_t first, uint64_t n,
 					 mm_pageblock_fn fn, void *opaque);

@@ -13,21 +13,36 @@
 
 #include "mm/internal.h"
 
+static void __retire_slot(struct mm_pool *pool, uint32_t slot)
+{
+	pool->owners[slot - 1].next_retired = 0;
+	if (pool->retired_tail)
+		pool->owners[pool->retired_tail - 1].next_retired = slot;
+	else
+		pool->retired_head = slot;
+	pool->retired_tail = slot;
+}
+
 /*
  * The slot a new owner takes: the one retired longest ago (its old ids
  * have had the most time to die out), else one never used. Its
  * generation moves on, so the id differs from every one the slot had.
+ * A slot whose old owner still holds owned pageblocks (a block being
+ * moved is freed when its move ends) waits at the back of the queue.
  */
 static uint32_t __take_slot(struct mm_pool *pool, uint32_t *gen)
 {
-	uint32_t slot = pool->retired_head;
-
-	if (slot) {
+	for (uint32_t tries = pool->nr_owners; pool->retired_head && tries; tries--) {
+		uint32_t slot = pool->retired_head;
 		struct mm_owner *o = &pool->owners[slot - 1];
 
 		pool->retired_head = o->next_retired;
 		if (!pool->retired_head)
 			pool->retired_tail = 0;
+		if (!__owned_slot_free(pool, slot)) {
+			__retire_slot(pool, slot);
+			continue;
+		}
 		*gen = ((o->id >> MM_OWNER_SLOT_BITS) + 1) & MM_OWNER_SLOT_MASK;
 		return slot;
 	}
@@ -54,6 +69,12 @@ int mm_owner_register(struct mm_pool *pool, const struct mm_owner_ops *ops,
 		return pool->owners ? -ENOSPC : -ENOMEM;
 	}
 	o = &pool->owners[slot - 1];
+	if (__owned_register(pool, gen << MM_OWNER_SLOT_BITS | slot)) {
+		if (slot <= pool->nr_owners)
+			__retire_slot(pool, slot);
+		pthread_rwlock_unlock(&pool->owners_lock);
+		return -ENOMEM;
+	}
 	o->ops = ops;
 	o->priv = priv;
 	o->next_retired = 0;
@@ -91,13 +112,21 @@ void mm_owner_unregister(struct mm_pool *pool, uint32_t id)
 	o = owner_entry(pool, id);
 	if (o) {
 		__atomic_store_n(&o->live, false, __ATOMIC_RELAXED);
-		if (pool->retired_tail)
-			pool->owners[pool->retired_tail - 1].next_retired = slot;
-		else
-			pool->retired_head = slot;
-		pool->retired_tail = slot;
+		__retire_slot(pool, slot);
 	}
 	pthread_rwlock_unlock(&pool->owners_lock);
+}
+
+/*
+ * Does pageblock @pb begin with a block of its own? Not when a block
+ * larger than a pageblock covers it from an earlier one: that block is
+ * counted (or freed) from the pageblock its head is in.
+ */
+static bool __heads_in(struct mm_pool *pool, uint64_t pb)
+{
+	uint64_t head = __block_head(pool, pb << MM_PAGEBLOCK_ORDER);
+
+	return head == NIL || head >= pb << MM_PAGEBLOCK_ORDER;
 }
 
 /*
@@ -106,12 +135,11 @@ void mm_owner_unregister(struct mm_pool *pool, uint32_t id)
  * during a move is. The next block is found before the free merges this
  * one away.
  */
-uint64_t mm_free_owner(struct mm_pool *pool, uint32_t id)
+static uint64_t __free_owner_range(struct mm_pool *pool, uint32_t id, uint64_t pfn, uint64_t end)
 {
-	uint64_t pages = 0, pfn = 0;
+	uint64_t pages = 0;
 
-	pthread_mutex_lock(&pool->lock);
-	while (pfn < pool->nr_frames) {
+	while (pfn < end) {
 		struct mm_frame *f = &pool->frames[pfn];
 		uint64_t next = next_block(pool, pfn);
 
@@ -130,22 +158,67 @@ uint64_t mm_free_owner(struct mm_pool *pool, uint32_t id)
 		}
 		pfn = next;
 	}
-	pthread_mutex_unlock(&pool->lock);
 	return pages;
 }
 
-uint64_t mm_owner_pages(struct mm_pool *pool, uint32_t id)
+/*
+ * With pageblocks owned whole, the owner's blocks are all in its own
+ * pageblocks: a walk of those (listed first, as the frees give them back)
+ * costs what the owner held, not the pool.
+ */
+uint64_t mm_free_owner(struct mm_pool *pool, uint32_t id)
+{
+	struct owned_blocks *ob;
+	uint64_t pages = 0, n = 0;
+	uint32_t *pbs = NULL;
+
+	pthread_mutex_lock(&pool->lock);
+	ob = __owned_of(pool, id);
+	if (ob && ob->nr_pageblocks)
+		pbs = malloc(ob->nr_pageblocks * sizeof(*pbs));
+	if (pbs)
+		for (uint32_t pb = ob->first_pb; pb != NIL; pb = pool->pb_next[pb])
+			pbs[n++] = pb;
+	for (uint64_t i = 0; i < n; i++)
+		if (__heads_in(pool, pbs[i]))
+			pages += __free_owner_range(pool, id, (uint64_t)pbs[i] << MM_PAGEBLOCK_ORDER,
+						    ((uint64_t)pbs[i] + 1) << MM_PAGEBLOCK_ORDER);
+	/* no list (or no memory for it): every frame of the pool */
+	if (!ob || (ob->nr_pageblocks && !pbs))
+		pages += __free_owner_range(pool, id, 0, pool->nr_frames);
+	pthread_mutex_unlock(&pool->lock);
+	free(pbs);
+	return pages;
+}
+
+static uint64_t __owner_pages_in(struct mm_pool *pool, uint32_t id, uint64_t start, uint64_t end)
 {
 	uint64_t pages = 0;
 
-	pthread_mutex_lock(&pool->lock);
-	for_each_block(pool, pfn, 0, pool->nr_frames) {
+	for_each_block(pool, pfn, start, end) {
 		const struct mm_frame *f = &pool->frames[pfn];
 
 		if (frame_state(f) == MM_FRAME_ALLOC && frame_owner(f) == id &&
 		    !(frame_flags(f) & F_FREED))
 			pages += 1UL << f->order;
 	}
+	return pages;
+}
+
+/* A walk of the owner's own pageblocks where it has them, else of the pool. */
+uint64_t mm_owner_pages(struct mm_pool *pool, uint32_t id)
+{
+	struct owned_blocks *ob;
+	uint64_t pages = 0;
+
+	pthread_mutex_lock(&pool->lock);
+	ob = __owned_of(pool, id);
+	for (uint32_t pb = ob ? ob->first_pb : NIL; pb != NIL; pb = pool->pb_next[pb])
+		if (__heads_in(pool, pb))
+			pages += __owner_pages_in(pool, id, (uint64_t)pb << MM_PAGEBLOCK_ORDER,
+						  ((uint64_t)pb + 1) << MM_PAGEBLOCK_ORDER);
+	if (!ob)
+		pages = __owner_pages_in(pool, id, 0, pool->nr_frames);
 	pthread_mutex_unlock(&pool->lock);
 	return pages;
 }
@@ -282,24 +355,24 @@ static int __unpin(struct mm_pool *pool, uint64_t frame)
 	return ret;
 }
 
-int mm_pin(struct mm_pool *pool, uint64_t frame)
+static int locked_op(struct mm_pool *pool, int (*op)(struct mm_pool *, uint64_t), uint64_t frame)
 {
 	int ret;
 
 	pthread_mutex_lock(&pool->lock);
-	ret = __pin(pool, frame);
+	ret = op(pool, frame);
 	pthread_mutex_unlock(&pool->lock);
 	return ret;
 }
 
+int mm_pin(struct mm_pool *pool, uint64_t frame)
+{
+	return locked_op(pool, __pin, frame);
+}
+
 int mm_unpin(struct mm_pool *pool, uint64_t frame)
 {
-	int ret;
-
-	pthread_mutex_lock(&pool->lock);
-	ret = __unpin(pool, frame);
-	pthread_mutex_unlock(&pool->lock);
-	return ret;
+	return locked_op(pool, __unpin, frame);
 }
 
 static int (*const owned_ops[MM_OWNED_OPS])(struct mm_pool *, uint64_t) = {

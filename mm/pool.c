@@ -175,6 +175,7 @@ void mm_pool_destroy(struct mm_pool *pool)
 	pthread_mutex_destroy(&pool->compact_lock);
 	pthread_rwlock_destroy(&pool->owners_lock);
 	free(pool->owners);
+	owned_blocks_exit(pool);
 	pthread_mutex_destroy(&pool->lock);
 	pthread_mutex_destroy(&pool->pcp_list_lock);
 	free(pool->pageblock_flags);

@@ -111,6 +111,7 @@ static void __copy_free_lists(struct mm_pool *pool, struct mm_stats *st)
 			st->nr_free_type[t][o] =
 				pool->free_area[o].free_list[t].count;
 	}
+	__owned_free_counts(pool, st->nr_free, st->nr_free_type);
 	for (int t = 0; t < MIGRATE_TYPES; t++)
 		for (int lru = MM_LRU_INACTIVE; lru < MM_LRU_LISTS; lru++)
 			for (uint32_t p = pool->lru[t][lru].head; p != NIL;
@@ -323,6 +324,66 @@ int mm_pageblock_walk_range(struct mm_pool *pool, uint64_t first, uint64_t n,
 		fn(opaque, first + pb, &w.pbi[pb]);
 	free(w.pbi);
 	return 0;
+}
+
+/* The info of one pageblock @pb into @info. Every pcp and the pool locked. */
+static void __note_pageblock(struct mm_pool *pool, uint64_t pb, struct mm_pageblock_info *info)
+{
+	struct pb_walk w = { .pbi = info, .first = pb, .n = 1 };
+	uint64_t start = __block_head(pool, pb << MM_PAGEBLOCK_ORDER);
+
+	*info = (struct mm_pageblock_info){ .mt = get_pageblock_migratetype(
+		pool, pb << MM_PAGEBLOCK_ORDER) };
+	__walk_frames(pool, start == NIL ? pb << MM_PAGEBLOCK_ORDER : start,
+		      (pb + 1) << MM_PAGEBLOCK_ORDER, note_block, &w);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * One owner's pageblocks (pageblocks owned whole): what a VM's report
+ * reads of the pool, at the cost of the VM's own pageblocks, found on
+ * its owner's list, not of the pool's.
+ */
+long mm_owner_pageblock_walk(struct mm_pool *pool, uint32_t owner, uint64_t first, uint64_t max,
+			     mm_pageblock_fn fn, void *opaque)
+{
+	struct mm_pageblock_info *info = NULL;
+	struct owned_blocks *ob;
+	uint32_t *pbs = NULL;
+	uint64_t n = 0, held = 0;
+
+	pcp_lock_all(pool);
+	pthread_mutex_lock(&pool->lock);
+	ob = __owned_of(pool, owner);
+	held = ob ? ob->nr_pageblocks : 0;
+	if (held) {
+		pbs = malloc(held * sizeof(*pbs));
+		info = calloc(held, sizeof(*info));
+	}
+	for (uint32_t pb = ob && pbs && info ? ob->first_pb : NIL; pb != NIL; pb = pool->pb_next[pb])
+		if (pb >= first)
+			pbs[n++] = pb;
+	if (n) {
+		qsort(pbs, n, sizeof(*pbs), cmp_u32);
+		n = n < max ? n : max;
+		for (uint64_t i = 0; i < n; i++)
+			__note_pageblock(pool, pbs[i], &info[i]);
+	}
+	pthread_mutex_unlock(&pool->lock);
+	pcp_unlock_all(pool);
+	for (uint64_t i = 0; i < n; i++)
+		fn(opaque, pbs[i], &info[i]);
+	free(pbs);
+	free(info);
+	if (!ob)
+		return -ENOENT;
+	return held && (!pbs || !info) ? -ENOMEM : (long)n;
 }
 
 int mm_pageblock_walk(struct mm_pool *pool, mm_pageblock_fn fn, void *opaque)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #define _GNU_SOURCE
 #include <CUnit/CUnit.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,15 @@ const char *guest_file(const char *name)
 
 	snprintf(path, sizeof(paths[0]), "%s/%s", dir ? dir : "build/guests", name);
 	return path;
+}
+
+const char *guests_dir(void)
+{
+	static char dir[PATH_MAX];
+
+	if (!dir[0] && !realpath(guest_file("."), dir))
+		snprintf(dir, sizeof(dir), "%s", guest_file("."));
+	return dir;
 }
 
 const char *payload(const char *name)

@@ -24,6 +24,11 @@ struct run_result {
 
 /* Path of a built guest file (GUESTS env, else build/guests). */
 const char *guest_file(const char *name);
+/*
+ * The payloads' directory, which a daemon must be given (--allow) to run
+ * them: its sandbox opens files nowhere else outside its run directory.
+ */
+const char *guests_dir(void);
 /* Path of a built payload: guest_file(NAME.bin). */
 const char *payload(const char *name);
 /* A pool of @mib MiB with grouping on; NULL recorded as a failure. */

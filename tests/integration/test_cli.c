@@ -24,19 +24,6 @@
 
 static char out[65536];
 
-/*
- * The payloads' directory, which a daemon must be given (--allow) to run
- * them: its sandbox opens files nowhere else outside its run directory.
- */
-static const char *guests_dir(void)
-{
-	static char dir[PATH_MAX];
-
-	if (!dir[0] && !realpath(guest_file("."), dir))
-		snprintf(dir, sizeof(dir), "%s", guest_file("."));
-	return dir;
-}
-
 static void test_run_exit_codes(void)
 {
 	CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s run --kernel %s --ram 16M --pool 64M 2>&1",

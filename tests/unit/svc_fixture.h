@@ -8,6 +8,7 @@
 #ifndef GPMM_TESTS_SVC_FIXTURE_H
 #define GPMM_TESTS_SVC_FIXTURE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -53,5 +54,16 @@ int raw_hello(const char *path, uint64_t ram, struct raw_client *rc);
 void raw_close(struct raw_client *rc);
 /* Send @m of @len and read the reply into @m: its ret, or -EIO. */
 int raw_call(int fd, struct pool_msg *m, size_t len);
+
+/* A thread answering every move asked on @cb with @answer, moving nothing. */
+struct answerer {
+	int cb;
+	int answer;
+	bool stop;
+	unsigned int answered;	/* atomic */
+	pthread_t t;
+};
+
+void *answer_with(void *arg);
 
 #endif

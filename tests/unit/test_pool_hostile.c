@@ -65,33 +65,6 @@ static void hold_sparse(struct raw_client *rc, struct pool_msg *m)
 	CU_ASSERT_FATAL(raw_free(rc, m, odd, 512) == 0);
 }
 
-struct answerer {
-	int cb;
-	int answer;
-	bool stop;
-	unsigned int answered;	/* atomic */
-	pthread_t t;
-};
-
-/* Answers every move asked of it with a->answer, without moving anything. */
-static void *answer_with(void *arg)
-{
-	struct answerer *a = arg;
-	struct pool_msg m;
-
-	while (!__atomic_load_n(&a->stop, __ATOMIC_ACQUIRE)) {
-		if (pool_wire_wait(a->cb, 50) <= 0)
-			continue;
-		if (pool_wire_recv(a->cb, &m, sizeof(m), NULL, 0) != sizeof(m))
-			break;
-		m.ret = a->answer;
-		if (pool_wire_send(a->cb, &m, sizeof(m), NULL, 0))
-			break;
-		__atomic_add_fetch(&a->answered, 1, __ATOMIC_RELEASE);
-	}
-	return NULL;
-}
-
 /*
  * Finding 2: a client that answers a move with -EINPROGRESS itself (what
  * only the service's time-out may decide) kept the target block as well,
@@ -127,8 +100,9 @@ static void test_einprogress_answer_keeps_nothing(void)
 
 /*
  * Finding 2, the silent side: a client at its quota that never answers
- * is asked no move (an unanswered one is charged to it, and would take it
- * past the quota).
+ * keeps no more than its quota. Its pageblocks are counted by the pool
+ * where it hands them out, and a move it leaves undecided is within
+ * pageblocks it holds already, charged to it.
  */
 static void test_silent_client_at_quota(void)
 {
@@ -136,22 +110,26 @@ static void test_silent_client_at_quota(void)
 	struct svc_fixture f;
 	struct raw_client rc;
 	uint32_t blocks[8];
-	uint64_t held = 512;
+	uint64_t limit;
+	long got;
 
 	CU_ASSERT_FATAL(m != NULL);
 	CU_ASSERT_FATAL(fixture_up(&f, 32, 100));
 	CU_ASSERT_FATAL(raw_hello(f.path, 4 << 20, &rc) == 0);
 	hold_sparse(&rc, m);
-	/* whole blocks up to the quota exactly */
-	while (held + MM_PAGEBLOCK_PAGES <= rc.quota) {
-		CU_ASSERT_FATAL(raw_alloc(&rc, m, MM_PAGEBLOCK_ORDER, 1, blocks) == 1);
-		held += MM_PAGEBLOCK_PAGES;
-	}
-	CU_ASSERT_FATAL(held == rc.quota);
+	/* whole blocks up to the quota, in pageblocks */
+	limit = rc.quota >> MM_PAGEBLOCK_ORDER;
+	while ((got = raw_alloc(&rc, m, MM_PAGEBLOCK_ORDER, 1, blocks)) == 1)
+		;
+	CU_ASSERT_EQUAL(got, -EDQUOT);
+	CU_ASSERT_EQUAL_FATAL(mm_owner_pageblocks(f.pool->mm, rc.owner), limit);
 	mm_compact_all(f.pool->mm);
-	CU_ASSERT_EQUAL(service_counter(&f, "moves_timed_out"), 0);
-	CU_ASSERT_EQUAL(mm_owner_pages(f.pool->mm, rc.owner), rc.quota);
-	CU_ASSERT_EQUAL(frames_held(&f, rc.owner), (json_int_t)rc.quota);
+	mm_compact_all(f.pool->mm);
+	CU_ASSERT(service_counter(&f, "moves_timed_out") <= 1);
+	CU_ASSERT_EQUAL(mm_owner_pageblocks(f.pool->mm, rc.owner), limit);
+	CU_ASSERT(mm_owner_pages(f.pool->mm, rc.owner) <= rc.quota);
+	CU_ASSERT_EQUAL(frames_held(&f, rc.owner),
+			(json_int_t)mm_owner_pages(f.pool->mm, rc.owner));
 	raw_close(&rc);
 	CU_ASSERT(wait_clients(&f, 0));
 	CU_ASSERT_EQUAL(free_pages(&f), (32 << 20) >> MM_PAGE_SHIFT);
@@ -337,11 +315,12 @@ static void test_release_in_one_request(void)
 	struct pool_client_info info;
 	struct pool_client *c;
 	static uint32_t frames[1024];
-	uint64_t pages = (256ULL << 20) >> MM_PAGE_SHIFT, got = 0, t0;
+	uint64_t pages = (1ULL << 30) >> MM_PAGE_SHIFT, got = 0, t0;
 	long n;
 
-	CU_ASSERT_FATAL(fixture_up(&f, 256, 0));
-	c = connect_client(&f, "ending", 248ULL << 20, &info);
+	/* a 1 GiB VM, less the quota's slack so that it fits */
+	CU_ASSERT_FATAL(fixture_up(&f, 1024, 0));
+	c = connect_client(&f, "ending", (1ULL << 30) - (8 << 20), &info);
 	CU_ASSERT_FATAL(c != NULL);
 	while (got < pages - 2048 && (n = pool_client_alloc(c, 0, 1024, POOL_ALLOC_NOWAIT,
 							     frames, NULL)) > 0)
@@ -392,12 +371,110 @@ static void test_one_admission(void)
 	fixture_down(&f);
 }
 
+/*
+ * Finding 3: PIN and SPLIT had no limit. ALLOC order 9, SPLIT, FREE 511,
+ * PIN 1 cost one frame of quota per pageblock, and a client with 2 MiB of
+ * RAM left a pinned frame in every pageblock of the pool, so no other VM
+ * got a 2 MiB block even after compaction. Now the pageblock stays the
+ * pinner's and counts against its quota in pageblocks.
+ */
+static void test_pins_fragment_only_own_blocks(void)
+{
+	static uint32_t rest[MM_PAGEBLOCK_PAGES - 1];
+	struct pool_msg *m = calloc(1, POOL_MSG_MAX);
+	struct svc_fixture f;
+	struct raw_client attacker, victim;
+	unsigned int pinned = 0, got = 0;
+	uint32_t b;
+
+	CU_ASSERT_FATAL(m != NULL);
+	CU_ASSERT_FATAL(fixture_up(&f, 64, 0));
+	CU_ASSERT_FATAL(raw_hello(f.path, 2 << 20, &attacker) == 0);
+	for (int i = 0; i < 64; i++) {
+		if (raw_alloc(&attacker, m, MM_PAGEBLOCK_ORDER, 1, &b) != 1)
+			break;
+		*m = (struct pool_msg){ .op = POOL_SPLIT, .a = { b } };
+		CU_ASSERT_FATAL(raw_call(attacker.fd, m, sizeof(*m)) == 0);
+		for (uint32_t k = 0; k < MM_PAGEBLOCK_PAGES - 1; k++)
+			rest[k] = b + 1 + k;
+		CU_ASSERT_FATAL(raw_free(&attacker, m, rest, MM_PAGEBLOCK_PAGES - 1) == 0);
+		*m = (struct pool_msg){ .op = POOL_PIN, .a = { b } };
+		CU_ASSERT_FATAL(raw_call(attacker.fd, m, sizeof(*m)) == 0);
+		pinned++;
+	}
+	CU_ASSERT(pinned <= attacker.quota >> MM_PAGEBLOCK_ORDER);
+	CU_ASSERT_EQUAL(mm_owner_pageblocks(f.pool->mm, attacker.owner), pinned);
+	/* a VM of 32 MiB gets all of its RAM as 2 MiB blocks */
+	mm_compact_all(f.pool->mm);
+	CU_ASSERT_FATAL(raw_hello(f.path, 32 << 20, &victim) == 0);
+	for (int i = 0; i < 16; i++)
+		got += raw_alloc(&victim, m, MM_PAGEBLOCK_ORDER, 1, &b) == 1;
+	CU_ASSERT_EQUAL(got, 16);
+	raw_close(&attacker);
+	raw_close(&victim);
+	CU_ASSERT(wait_clients(&f, 0));
+	CU_ASSERT_EQUAL(free_pages(&f), (64 << 20) >> MM_PAGE_SHIFT);
+	fixture_down(&f);
+	free(m);
+}
+
+struct own_seen {
+	uint32_t owner;
+	uint64_t pageblocks, others;
+};
+
+static void own_seen_fn(void *opaque, uint64_t pb, const struct mm_pageblock_info *info)
+{
+	struct own_seen *s = opaque;
+
+	s->pageblocks++;
+	s->others += info->owner != s->owner;
+}
+
+/*
+ * Finding 6, the report: each VM's report read the whole pool under its
+ * lock every second. A VM process now reads its own pageblocks only (the
+ * pool's list of them), whatever else the pool holds.
+ */
+static void test_reads_own_pageblocks_only(void)
+{
+	struct svc_fixture f;
+	struct pool_client_info ia, ib;
+	struct pool_client *a, *b;
+	static uint32_t frames[1024];
+	struct own_seen seen;
+
+	CU_ASSERT_FATAL(fixture_up(&f, 64, 0));
+	a = connect_client(&f, "a", 16 << 20, &ia);
+	b = connect_client(&f, "b", 16 << 20, &ib);
+	CU_ASSERT_FATAL(a && b);
+	CU_ASSERT_EQUAL(pool_client_alloc(a, 0, 1024, POOL_ALLOC_NOWAIT, frames, NULL), 1024);
+	CU_ASSERT_EQUAL(pool_client_alloc(b, MM_PAGEBLOCK_ORDER, 3, POOL_ALLOC_NOWAIT, frames,
+					  NULL), 3);
+	seen = (struct own_seen){ .owner = ia.owner };
+	CU_ASSERT_EQUAL(pool_client_walk_own(a, own_seen_fn, &seen), 0);
+	CU_ASSERT_EQUAL(seen.pageblocks, 2);
+	CU_ASSERT_EQUAL(seen.pageblocks, mm_owner_pageblocks(f.pool->mm, ia.owner));
+	CU_ASSERT_EQUAL(seen.others, 0);
+	seen = (struct own_seen){ .owner = ib.owner };
+	CU_ASSERT_EQUAL(pool_client_walk_own(b, own_seen_fn, &seen), 0);
+	CU_ASSERT_EQUAL(seen.pageblocks, 3);
+	CU_ASSERT_EQUAL(seen.others, 0);
+	pool_client_close(a);
+	pool_client_close(b);
+	CU_ASSERT(wait_clients(&f, 0));
+	fixture_down(&f);
+}
+
 static const struct suite_test tests[] = {
 	{ "an -EINPROGRESS answer keeps nothing", test_einprogress_answer_keeps_nothing },
 	{ "a silent client at its quota is asked no move", test_silent_client_at_quota },
 	{ "owner ids come back", test_owner_ids_come_back },
+	{ "pins and splits fragment only the client's own pageblocks",
+	  test_pins_fragment_only_own_blocks },
 	{ "a FREE racing SPLIT and PIN harms no other VM", test_free_split_race },
 	{ "walks are rate-limited", test_walks_are_rate_limited },
+	{ "a client reads its own pageblocks only", test_reads_own_pageblocks_only },
 	{ "a VM's frames go back in one request", test_release_in_one_request },
 	{ "one admission for the daemon's VMs and the service's", test_one_admission },
 };

@@ -25,7 +25,9 @@
  *                        process) one move asked of a VM process at a time:
  *                        the callback of an owner that is a VM process, so
  *                        taken under the two above; under it only service.lock,
- *                        a leaf, and the callback socket. Never with mem_lock.
+ *                        a leaf, the pool's lock (a late move settled, a
+ *                        client's release) and the callback socket. Never
+ *                        with mem_lock.
  *   pool client ops_lock (vmm/pool_service/pool_client.c, a VM process)
  *                        read-held by the client's callback thread around
  *                        ram_migrate, which takes mem_lock

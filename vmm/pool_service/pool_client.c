@@ -450,6 +450,39 @@ int pool_client_stats(struct pool_client *c, struct mm_stats *st)
 	return ret;
 }
 
+/*
+ * A VM process reads its own pageblocks only: the rest of the pool is
+ * other VMs' business, and a read of it would cost the whole pool.
+ */
+int pool_client_walk_own(struct pool_client *c, mm_pageblock_fn fn, void *opaque)
+{
+	uint64_t pbs = c->frames >> MM_PAGEBLOCK_ORDER, first = 0;
+
+	for (;;) {
+		struct pool_msg *q = begin(&c->fast, POOL_WALK_OWN, 0);
+		const struct pool_wire_pb *own = (const struct pool_wire_pb *)c->fast.r->data;
+		ssize_t len;
+		int ret;
+
+		q->a[0] = first;
+		len = __call(c, &c->fast, sizeof(*q));
+		ret = len < 0 ? (int)len : c->fast.r->ret;
+		for (uint32_t i = 0; !ret && i < c->fast.r->n; i++) {
+			if (own[i].pb < first || own[i].pb >= pbs) {
+				ret = -EPROTO;
+				break;
+			}
+			fn(opaque, own[i].pb, &own[i].info);
+			first = own[i].pb + 1;
+		}
+		/* a short page is the last */
+		ret = ret ? ret : c->fast.r->n == POOL_OWN_ITEMS ? 1 : 0;
+		end(&c->fast);
+		if (ret <= 0)
+			return ret;
+	}
+}
+
 int pool_client_walk(struct pool_client *c, mm_pageblock_fn fn, void *opaque)
 {
 	uint64_t pbs = c->frames >> MM_PAGEBLOCK_ORDER, first = 0;

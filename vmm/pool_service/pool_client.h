@@ -74,6 +74,8 @@ __must_check int pool_client_info(struct pool_client *c, const uint32_t *frames,
 				  struct mm_frame_info *infos);
 __must_check int pool_client_stats(struct pool_client *c, struct mm_stats *st);
 __must_check int pool_client_walk(struct pool_client *c, mm_pageblock_fn fn, void *opaque);
+/* Our own pageblocks only (the service's pageblocks are owned whole). */
+__must_check int pool_client_walk_own(struct pool_client *c, mm_pageblock_fn fn, void *opaque);
 /* The VM's report of itself, kept by the service for its host-wide view. */
 void pool_client_report(struct pool_client *c, const char *json_text);
 /* Every frame we hold back to the service at once (the VM ends); how many, or -errno. */

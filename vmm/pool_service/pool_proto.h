@@ -37,6 +37,7 @@ enum pool_op {
 	POOL_VM_REPORT,		/* data: the VM's report (JSON text); no reply */
 	POOL_MIGRATE,		/* service to VM: a: old, new, order */
 	POOL_RELEASE,		/* every frame of ours goes back -> a[0]: frames freed */
+	POOL_WALK_OWN,		/* a[0]: first pageblock -> struct pool_wire_pb each, ours only */
 	POOL_OPS
 };
 
@@ -70,8 +71,16 @@ struct pool_wire_info {
 	uint32_t owner;
 };
 
+/* One of the client's own pageblocks (POOL_WALK_OWN). */
+struct pool_wire_pb {
+	uint64_t pb;
+	struct mm_pageblock_info info;
+};
+
 /* The largest message: a report of a VM, or a batch of items. */
 #define POOL_MSG_MAX		(sizeof(struct pool_msg) + (64U << 10))
+/* Pageblocks of a client's own in one reply: fewer say there are no more. */
+#define POOL_OWN_ITEMS		((POOL_MSG_MAX - sizeof(struct pool_msg)) / sizeof(struct pool_wire_pb))
 
 /* HELLO's reply, a[]: frames, owner id, host flags, quota in frames. */
 #define POOL_HOST_HUGE		(1ULL << 32)	/* a[2]: low 32 bits release_ms */

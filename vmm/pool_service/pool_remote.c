@@ -89,9 +89,10 @@ static int remote_stats(struct pool *pool, struct mm_stats *st)
 	return pool_client_stats(pool->client, st);
 }
 
+/* A VM process sees its own pageblocks of the pool: the rest is other VMs'. */
 static int remote_pageblock_walk(struct pool *pool, mm_pageblock_fn fn, void *opaque)
 {
-	return pool_client_walk(pool->client, fn, opaque);
+	return pool_client_walk_own(pool->client, fn, opaque);
 }
 
 /* One VM per VM process: the service's owner id is that VM's. */

@@ -85,6 +85,15 @@ struct pool_service {
 	/* counters, under lock */
 	uint64_t connections, refused, bad_messages, clients_died;
 	uint64_t frames_reclaimed, moves_timed_out, frames_released, walks_refused;
+	/*
+	 * The pool's statistics, read at most every POOL_SERVICE_STATS_MS
+	 * for all clients: each VM's report asks for them every second, and
+	 * a read walks the whole pool. stats_lock is held across mm_stats.
+	 */
+	pthread_mutex_t stats_lock;
+	struct mm_stats stats;
+	uint64_t stats_ns;
+	int stats_ret;
 };
 
 static void count(struct pool_service *s, uint64_t *counter, uint64_t n)
@@ -334,6 +343,48 @@ static bool walk_allowed(struct svc_client *c, uint64_t n)
 	return ok;
 }
 
+/* A client's own pageblocks from a[0] on: its report's view, at its own cost. */
+struct own_walk {
+	struct pool_wire_pb *out;
+	uint32_t n;
+};
+
+static void own_walk_fn(void *opaque, uint64_t pb, const struct mm_pageblock_info *info)
+{
+	struct own_walk *w = opaque;
+
+	w->out[w->n++] = (struct pool_wire_pb){ pb, *info };
+}
+
+static void do_walk_own(struct svc_client *c, const struct pool_msg *q, struct pool_msg *r)
+{
+	struct mm_pool *mm = c->svc->pool->mm;
+	struct own_walk w = { (struct pool_wire_pb *)r->data, 0 };
+	long n;
+
+	if (!walk_allowed(c, mm_owner_pageblocks(mm, c->owner))) {
+		r->ret = -EAGAIN;
+		return;
+	}
+	n = mm_owner_pageblock_walk(mm, c->owner, q->a[0], POOL_OWN_ITEMS, own_walk_fn, &w);
+	r->ret = n < 0 ? (int)n : 0;
+	r->n = n < 0 ? 0 : w.n;
+}
+
+static void do_stats(struct pool_service *s, struct pool_msg *r)
+{
+	uint64_t now = vm_now_ns();
+
+	pthread_mutex_lock(&s->stats_lock);
+	if (!s->stats_ns || now - s->stats_ns >= POOL_SERVICE_STATS_MS * 1000000ULL) {
+		s->stats_ret = mm_stats(s->pool->mm, &s->stats);
+		s->stats_ns = now;
+	}
+	r->ret = s->stats_ret;
+	memcpy(r->data, &s->stats, sizeof(s->stats));
+	pthread_mutex_unlock(&s->stats_lock);
+}
+
 /* A slice of the pool's pageblocks, read at the slice's cost. */
 static void do_walk(struct svc_client *c, const struct pool_msg *q, struct pool_msg *r)
 {
@@ -435,8 +486,11 @@ static ssize_t handle(struct svc_client *c, const struct pool_msg *q, size_t len
 		do_info(c, q, r);
 		return (ssize_t)(sizeof(*r) + r->n * sizeof(struct pool_wire_info));
 	case POOL_STATS:
-		r->ret = mm_stats(c->svc->pool->mm, (struct mm_stats *)r->data);
+		do_stats(c->svc, r);
 		return (ssize_t)(sizeof(*r) + sizeof(struct mm_stats));
+	case POOL_WALK_OWN:
+		do_walk_own(c, q, r);
+		return (ssize_t)(sizeof(*r) + r->n * sizeof(struct pool_wire_pb));
 	case POOL_WALK:
 		do_walk(c, q, r);
 		return (ssize_t)(sizeof(*r) + r->n * sizeof(struct mm_pageblock_info));
@@ -519,6 +573,16 @@ static int hello(struct svc_client *c, struct pool_msg *m, char *why, size_t why
 	}
 	c->registered = true;
 	c->quota = (c->ram_bytes >> MM_PAGE_SHIFT) + POOL_SERVICE_SLACK_FRAMES;
+	/*
+	 * The quota in pageblocks, kept by the pool where it hands them out:
+	 * a pin or a split leaves a pageblock the client's, so a frame count
+	 * alone would let it hold one frame in every pageblock of the pool.
+	 */
+	ret = mm_owner_set_limit(s->pool->mm, c->owner, c->quota >> MM_PAGEBLOCK_ORDER);
+	if (ret) {
+		snprintf(why, whylen, "cannot limit the client: %s", strerror(-ret));
+		return ret;
+	}
 	c->walk_budget = (double)(s->pool->size >> MM_PAGEBLOCK_SHIFT) * POOL_SERVICE_WALKS_PER_S;
 	c->walk_ns = vm_now_ns();
 	*m = (struct pool_msg){ .op = POOL_HELLO, .seq = m->seq,
@@ -719,6 +783,13 @@ int pool_service_start(struct pool *pool, const char *path, unsigned int answer_
 		snprintf(err, errlen, "only a process that owns its pool can serve it");
 		return -EINVAL;
 	}
+	/* VM processes of different owners never share a pageblock */
+	ret = mm_set_owned_blocks(pool->mm);
+	if (ret) {
+		snprintf(err, errlen, "the pool must be served before it is used: %s",
+			 strerror(-ret));
+		return ret;
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -726,6 +797,7 @@ int pool_service_start(struct pool *pool, const char *path, unsigned int answer_
 	s->answer_ms = answer_ms ? answer_ms : POOL_SERVICE_ANSWER_MS;
 	s->group = group;
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->stats_lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	s->stop_efd = eventfd(0, EFD_CLOEXEC);
 	s->listen_fd = unix_listen(path, SOCK_SEQPACKET, err, errlen);
@@ -779,6 +851,7 @@ void pool_service_stop(struct pool_service *s)
 	close(s->stop_efd);
 	unlink(s->path);
 	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->stats_lock);
 	pthread_cond_destroy(&s->cond);
 	free(s);
 }

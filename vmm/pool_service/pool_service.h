@@ -30,6 +30,8 @@
 #define POOL_SERVICE_SLACK_FRAMES	2048
 /* Whole-pool walks (POOL_WALK) a client may make a second. */
 #define POOL_SERVICE_WALKS_PER_S	4
+/* How old the pool's statistics a client is given may be (one read for all). */
+#define POOL_SERVICE_STATS_MS		500
 
 struct pool_service;
 
