@@ -315,6 +315,7 @@ static void test_release_in_one_request(void)
 	struct pool_client_info info;
 	struct pool_client *c;
 	static uint32_t frames[1024];
+	struct mm_stats st;
 	uint64_t pages = (1ULL << 30) >> MM_PAGE_SHIFT, got = 0, t0;
 	long n;
 
@@ -327,6 +328,9 @@ static void test_release_in_one_request(void)
 		got += (uint64_t)n;
 	CU_ASSERT_FATAL(got >= pages - 2048);
 	CU_ASSERT_EQUAL(mm_owner_pages(f.pool->mm, info.owner), got);
+	/* a read of the statistics now, to be cached */
+	CU_ASSERT_EQUAL(pool_client_stats(c, &st), 0);
+	CU_ASSERT_EQUAL(st.free_pages, pages - got);
 	t0 = vm_now_ns();
 	CU_ASSERT_EQUAL(pool_client_release(c), (long)got);
 	fprintf(stderr, "    released %llu frames in one request: %.1f ms\n",
@@ -334,6 +338,9 @@ static void test_release_in_one_request(void)
 	CU_ASSERT_EQUAL(mm_owner_pages(f.pool->mm, info.owner), 0);
 	CU_ASSERT_EQUAL(frames_held(&f, info.owner), 0);
 	CU_ASSERT_EQUAL(service_counter(&f, "frames_released"), (json_int_t)got);
+	/* what the client reads next says so, however fresh the last read was */
+	CU_ASSERT_EQUAL(pool_client_stats(c, &st), 0);
+	CU_ASSERT_EQUAL(st.free_pages, pages);
 	CU_ASSERT_EQUAL(free_pages(&f), pages);
 	/* nothing is given back twice when it ends */
 	CU_ASSERT_EQUAL(pool_client_drain(c), 0);

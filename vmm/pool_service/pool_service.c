@@ -88,7 +88,8 @@ struct pool_service {
 	/*
 	 * The pool's statistics, read at most every POOL_SERVICE_STATS_MS
 	 * for all clients: each VM's report asks for them every second, and
-	 * a read walks the whole pool. stats_lock is held across mm_stats.
+	 * a read walks the whole pool. A client's release or end makes the
+	 * next read fresh. stats_lock is held across mm_stats.
 	 */
 	pthread_mutex_t stats_lock;
 	struct mm_stats stats;
@@ -371,6 +372,14 @@ static void do_walk_own(struct svc_client *c, const struct pool_msg *q, struct p
 	r->n = n < 0 ? 0 : w.n;
 }
 
+/* Memory went back at once: the next read of the statistics is a fresh one. */
+static void stats_stale(struct pool_service *s)
+{
+	pthread_mutex_lock(&s->stats_lock);
+	s->stats_ns = 0;
+	pthread_mutex_unlock(&s->stats_lock);
+}
+
 static void do_stats(struct pool_service *s, struct pool_msg *r)
 {
 	uint64_t now = vm_now_ns();
@@ -420,6 +429,7 @@ static void do_release(struct svc_client *c, struct pool_msg *r)
 	__atomic_store_n(&c->held, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&c->cb_lock);
 	count(c->svc, &c->svc->frames_released, freed);
+	stats_stale(c->svc);
 	r->a[0] = freed;
 }
 
@@ -619,6 +629,7 @@ static void client_gone(struct svc_client *c)
 	if (c->registered) {
 		mm_owner_unregister(s->pool->mm, c->owner);
 		freed = mm_free_owner(s->pool->mm, c->owner);
+		stats_stale(s);
 	}
 	pthread_mutex_lock(&s->lock);
 	for (struct svc_client **pp = &s->clients; *pp; pp = &(*pp)->next)
