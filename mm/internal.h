@@ -367,7 +367,7 @@ unsigned int move_freepages_block(struct mm_pool *pool, uint64_t pfn,
 				  enum mm_migratetype mt);
 
 /* owners and LRU (owner.c) */
-const struct mm_owner *__owner_of(struct mm_pool *pool, uint32_t id);
+struct mm_owner *__owner_of(struct mm_pool *pool, uint32_t id);
 void __lru_add(struct mm_pool *pool, uint64_t pfn);
 void __lru_del(struct mm_pool *pool, uint64_t pfn);
 bool owner_has_reclaim(struct mm_pool *pool, uint32_t id);

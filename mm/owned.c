@@ -213,9 +213,11 @@ static long __rmqueue_own_fallback(struct mm_pool *pool, struct owned_blocks *ob
 	for (int t = 0; t < MIGRATE_TYPES; t++) {
 		uint32_t pfn = NIL;
 
+		if (t == (int)mt)
+			continue;
 		for (unsigned int o = order; o < MM_PAGEBLOCK_ORDER && pfn == NIL; o++)
 			pfn = ob->free_area[o].free_list[t].head;
-		if (t == (int)mt || pfn == NIL)
+		if (pfn == NIL)
 			continue;
 		if (pool->grouping)
 			move_freepages_block(pool, pfn, mt);

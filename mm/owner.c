@@ -88,8 +88,12 @@ int mm_owner_register(struct mm_pool *pool, const struct mm_owner_ops *ops,
 	return 0;
 }
 
-/* The registry's entry of a live @id, or NULL; lock-free (see mm_pool). */
-static struct mm_owner *owner_entry(struct mm_pool *pool, uint32_t id)
+/*
+ * The registry's entry of a live @id, or NULL (no callbacks); lock-free
+ * (see mm_pool). Callers about to call one hold owners_lock (read), which
+ * keeps a live owner live until they are done.
+ */
+struct mm_owner *__owner_of(struct mm_pool *pool, uint32_t id)
 {
 	uint32_t slot = id & MM_OWNER_SLOT_MASK;
 	struct mm_owner *o;
@@ -109,7 +113,7 @@ void mm_owner_unregister(struct mm_pool *pool, uint32_t id)
 	uint32_t slot = id & MM_OWNER_SLOT_MASK;
 
 	pthread_rwlock_wrlock(&pool->owners_lock);
-	o = owner_entry(pool, id);
+	o = __owner_of(pool, id);
 	if (o) {
 		__atomic_store_n(&o->live, false, __ATOMIC_RELAXED);
 		__retire_slot(pool, slot);
@@ -129,107 +133,101 @@ static bool __heads_in(struct mm_pool *pool, uint64_t pb)
 	return head == NIL || head >= pb << MM_PAGEBLOCK_ORDER;
 }
 
-/*
- * A dead owner's pins were its own: they go with it. Its blocks being
- * moved carry F_FREED and are freed where the move ends, as any free
- * during a move is. The next block is found before the free merges this
- * one away.
- */
-static uint64_t __free_owner_range(struct mm_pool *pool, uint32_t id, uint64_t pfn, uint64_t end)
+/* An allocation of @id's, and not one it freed already while it was being moved. */
+static bool __held_by(const struct mm_frame *f, uint32_t id)
+{
+	return frame_state(f) == MM_FRAME_ALLOC && frame_owner(f) == id &&
+	       !(frame_flags(f) & F_FREED);
+}
+
+/* What to do with each block an owner holds; the pages it counts. */
+typedef uint64_t (*held_fn)(struct mm_pool *pool, uint64_t pfn);
+
+/* The next block is found before @fn may free (and merge away) this one. */
+static uint64_t __walk_held(struct mm_pool *pool, uint32_t id, uint64_t pfn, uint64_t end,
+			    held_fn fn)
 {
 	uint64_t pages = 0;
 
 	while (pfn < end) {
-		struct mm_frame *f = &pool->frames[pfn];
 		uint64_t next = next_block(pool, pfn);
 
-		if (frame_state(f) == MM_FRAME_ALLOC && frame_owner(f) == id &&
-		    !(frame_flags(f) & F_FREED)) {
-			unsigned int order = f->order;
-
-			frame_clear_flags(f, F_PINNED);
-			f->pins = 0;
-			pool->counters.frees++;
-			if (frame_flags(f) & F_ISOLATED)
-				frame_set_flags(f, F_FREED);
-			else
-				__free_allocated(pool, pfn);
-			pages += 1UL << order;
-		}
+		if (__held_by(&pool->frames[pfn], id))
+			pages += fn(pool, pfn);
 		pfn = next;
 	}
 	return pages;
 }
 
 /*
- * With pageblocks owned whole, the owner's blocks are all in its own
- * pageblocks: a walk of those (listed first, as the frees give them back)
- * costs what the owner held, not the pool.
+ * Every block @id holds. With pageblocks owned whole they are all in its
+ * own pageblocks: a walk of those (listed first, as frees may give them
+ * back) costs what the owner holds, not the pool; without a list (or
+ * memory for it), a walk of the pool.
  */
-uint64_t mm_free_owner(struct mm_pool *pool, uint32_t id)
+static uint64_t __for_each_held(struct mm_pool *pool, uint32_t id, held_fn fn)
 {
-	struct owned_blocks *ob;
+	struct owned_blocks *ob = __owned_of(pool, id);
 	uint64_t pages = 0, n = 0;
 	uint32_t *pbs = NULL;
 
-	pthread_mutex_lock(&pool->lock);
-	ob = __owned_of(pool, id);
 	if (ob && ob->nr_pageblocks)
 		pbs = malloc(ob->nr_pageblocks * sizeof(*pbs));
-	if (pbs)
-		for (uint32_t pb = ob->first_pb; pb != NIL; pb = pool->pb_next[pb])
-			pbs[n++] = pb;
+	if (!ob || (ob->nr_pageblocks && !pbs))
+		return __walk_held(pool, id, 0, pool->nr_frames, fn);
+	for (uint32_t pb = ob->first_pb; pbs && pb != NIL; pb = pool->pb_next[pb])
+		pbs[n++] = pb;
 	for (uint64_t i = 0; i < n; i++)
 		if (__heads_in(pool, pbs[i]))
-			pages += __free_owner_range(pool, id, (uint64_t)pbs[i] << MM_PAGEBLOCK_ORDER,
-						    ((uint64_t)pbs[i] + 1) << MM_PAGEBLOCK_ORDER);
-	/* no list (or no memory for it): every frame of the pool */
-	if (!ob || (ob->nr_pageblocks && !pbs))
-		pages += __free_owner_range(pool, id, 0, pool->nr_frames);
-	pthread_mutex_unlock(&pool->lock);
+			pages += __walk_held(pool, id, (uint64_t)pbs[i] << MM_PAGEBLOCK_ORDER,
+					     ((uint64_t)pbs[i] + 1) << MM_PAGEBLOCK_ORDER, fn);
 	free(pbs);
 	return pages;
 }
 
-static uint64_t __owner_pages_in(struct mm_pool *pool, uint32_t id, uint64_t start, uint64_t end)
+/*
+ * A dead owner's pins were its own: they go with it. Its blocks being
+ * moved carry F_FREED and are freed where the move ends, as any free
+ * during a move is.
+ */
+static uint64_t __free_held(struct mm_pool *pool, uint64_t pfn)
 {
-	uint64_t pages = 0;
+	struct mm_frame *f = &pool->frames[pfn];
+	unsigned int order = f->order;
 
-	for_each_block(pool, pfn, start, end) {
-		const struct mm_frame *f = &pool->frames[pfn];
-
-		if (frame_state(f) == MM_FRAME_ALLOC && frame_owner(f) == id &&
-		    !(frame_flags(f) & F_FREED))
-			pages += 1UL << f->order;
-	}
-	return pages;
+	frame_clear_flags(f, F_PINNED);
+	f->pins = 0;
+	pool->counters.frees++;
+	if (frame_flags(f) & F_ISOLATED)
+		frame_set_flags(f, F_FREED);
+	else
+		__free_allocated(pool, pfn);
+	return 1UL << order;
 }
 
-/* A walk of the owner's own pageblocks where it has them, else of the pool. */
-uint64_t mm_owner_pages(struct mm_pool *pool, uint32_t id)
+static uint64_t __count_held(struct mm_pool *pool, uint64_t pfn)
 {
-	struct owned_blocks *ob;
-	uint64_t pages = 0;
+	return 1UL << pool->frames[pfn].order;
+}
+
+uint64_t mm_free_owner(struct mm_pool *pool, uint32_t id)
+{
+	uint64_t pages;
 
 	pthread_mutex_lock(&pool->lock);
-	ob = __owned_of(pool, id);
-	for (uint32_t pb = ob ? ob->first_pb : NIL; pb != NIL; pb = pool->pb_next[pb])
-		if (__heads_in(pool, pb))
-			pages += __owner_pages_in(pool, id, (uint64_t)pb << MM_PAGEBLOCK_ORDER,
-						  ((uint64_t)pb + 1) << MM_PAGEBLOCK_ORDER);
-	if (!ob)
-		pages = __owner_pages_in(pool, id, 0, pool->nr_frames);
+	pages = __for_each_held(pool, id, __free_held);
 	pthread_mutex_unlock(&pool->lock);
 	return pages;
 }
 
-/*
- * NULL: no callbacks. Callers about to call one hold owners_lock (read),
- * which keeps a live owner live until they are done.
- */
-const struct mm_owner *__owner_of(struct mm_pool *pool, uint32_t id)
+uint64_t mm_owner_pages(struct mm_pool *pool, uint32_t id)
 {
-	return owner_entry(pool, id);
+	uint64_t pages;
+
+	pthread_mutex_lock(&pool->lock);
+	pages = __for_each_held(pool, id, __count_held);
+	pthread_mutex_unlock(&pool->lock);
+	return pages;
 }
 
 /*

@@ -270,8 +270,7 @@ static const enum mm_owned_op owned_op_of[POOL_OPS] = {
 /* The owner check and the operation are one step (mm_owned_op). */
 static void do_frame_op(struct svc_client *c, const struct pool_msg *q, struct pool_msg *r)
 {
-	r->ret = q->a[0] < c->svc->pool->size >> MM_PAGE_SHIFT ?
-		 mm_owned_op(c->svc->pool->mm, q->a[0], c->owner, owned_op_of[q->op]) : -EINVAL;
+	r->ret = mm_owned_op(c->svc->pool->mm, q->a[0], c->owner, owned_op_of[q->op]);
 }
 
 static bool frames_in_pool(struct svc_client *c, const struct pool_msg *q)
