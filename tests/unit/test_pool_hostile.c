@@ -299,6 +299,11 @@ static void test_walks_are_rate_limited(void)
 	CU_ASSERT((double)walked <= (double)pbs * POOL_SERVICE_WALKS_PER_S *
 					(1.0 + (double)(t1 - t0) / 1e9) + 1);
 	CU_ASSERT_EQUAL(service_counter(&f, "walks_refused"), refused);
+	/* its own pageblocks from past the pool's end: none, and no error */
+	usleep(300000);
+	*m = (struct pool_msg){ .op = POOL_WALK_OWN, .a = { 1ULL << 40 } };
+	CU_ASSERT_EQUAL(raw_call(rc.fd, m, sizeof(*m)), 0);
+	CU_ASSERT_EQUAL(m->n, 0);
 	raw_close(&rc);
 	fixture_down(&f);
 	free(m);
@@ -342,7 +347,9 @@ static void test_release_in_one_request(void)
 	CU_ASSERT_EQUAL(pool_client_stats(c, &st), 0);
 	CU_ASSERT_EQUAL(st.free_pages, pages);
 	CU_ASSERT_EQUAL(free_pages(&f), pages);
-	/* nothing is given back twice when it ends */
+	/* a second release has nothing to give; nothing is given back twice when it ends */
+	CU_ASSERT_EQUAL(pool_client_release(c), 0);
+	CU_ASSERT_EQUAL(service_counter(&f, "frames_released"), (json_int_t)got);
 	CU_ASSERT_EQUAL(pool_client_drain(c), 0);
 	pool_client_close(c);
 	CU_ASSERT(wait_clients(&f, 0));
