@@ -283,7 +283,7 @@ $(INTEG): $(INTEG_OBJS) $(LIBAPP) $(LIBDEV) $(LIBMM)
 # Unit suites need nothing; integration suites boot real KVM guests: on this
 # host where /dev/kvm exists, else inside the nested-KVM test VM (tests/vm/run,
 # TESTVM_KERNEL picks its kernel). The first line says which. Both kinds of
-# suite run even if one fails.
+# suite run even if one fails; tests/summary ends the run with what failed.
 TESTVM_KERNEL ?= 6.12
 TEST_KERNELS  ?= 6.1 6.12
 # Budgets (s) for one test-VM run, retries included: a group of make
@@ -321,12 +321,12 @@ test-where:
 # that, up to 4 times), only its group runs again.
 INTEG_GROUPS  := vm,cli,migrate,virtio linux,hostpool libvirt hardening
 ifeq ($(HAVE_KVM),yes)
-INTEG_RUN      = env $(INTEG_ENV) $(INTEG) vm cli migrate virtio hostpool hardening || rc=1; \
-                 tests/vm/run --kernel $(TESTVM_KERNEL) --timeout $(TESTVM_TEST_TIMEOUT) -- \
-                 env $(INTEG_ENV) $(INTEG) linux libvirt || rc=1
+INTEG_RUN      = tests/part integration -- env $(INTEG_ENV) $(INTEG) vm cli migrate virtio hostpool hardening; \
+                 tests/part integration-linux,libvirt -- tests/vm/run --kernel $(TESTVM_KERNEL) \
+                   --timeout $(TESTVM_TEST_TIMEOUT) -- env $(INTEG_ENV) $(INTEG) linux libvirt
 else
 INTEG_RUN      = for g in $(INTEG_GROUPS); do \
-                   TESTVM_TRIES=4 $(IN_KVM) env $(INTEG_ENV) $(INTEG) $$(echo $$g | tr , ' ') || rc=1; \
+                   TESTVM_TRIES=4 tests/part integration-$$g -- $(IN_KVM) env $(INTEG_ENV) $(INTEG) $$(echo $$g | tr , ' '); \
                  done
 endif
 
@@ -334,13 +334,17 @@ endif
 # crashes stay fixed), then TEST_FUZZ_SECONDS of fuzzing each (about a
 # minute in all); long runs are `make fuzz FUZZ_SECONDS=N`.
 TEST_FUZZ_SECONDS ?= 8
+# Each part's output is also kept in TEST_LOGS (tests/part); CI shows only
+# a run's tail, so tests/summary ends it with what failed, and where.
+TEST_LOGS ?= $(BUILD)/test-logs
 test: test-where $(UNIT) $(DEVTEST) $(USAGE) $(INTEG) $(GPMM) $(GPMM_QEMU) guests guest-linux fuzz-build
-	@rc=0; env $(UNIT_ENV) $(UNIT) || rc=1; \
-	env $(UNIT_ENV) $(DEVTEST) || rc=1; \
-	env $(UNIT_ENV) GPMM=$(GPMM) $(USAGE) || rc=1; \
-	$(MAKE) --no-print-directory fuzz-regress || rc=1; \
-	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) || rc=1; \
-	$(INTEG_RUN); exit $$rc
+	@rm -f $(TEST_LOGS)/failed; export TEST_LOGS=$(TEST_LOGS); \
+	tests/part unit -- env $(UNIT_ENV) $(UNIT); \
+	tests/part devices -- env $(UNIT_ENV) $(DEVTEST); \
+	tests/part usage -- env $(UNIT_ENV) GPMM=$(GPMM) $(USAGE); \
+	tests/part fuzz-regress -- $(MAKE) --no-print-directory fuzz-regress; \
+	tests/part fuzz -- $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS); \
+	$(INTEG_RUN); tests/summary
 
 # The unit and device suites alone: what CI runs again under ASan+UBSan and TSan
 # (SANITIZE=1, TSAN=1), where a whole sanitized make test would not fit.

@@ -169,6 +169,8 @@ const char *test_run_dir(void)
 	return dir;
 }
 
+#define SH_TIMEOUT_S "700"
+
 int sh(char *out, size_t outlen, const char *fmt, ...)
 {
 	char cmd[2048];
@@ -181,7 +183,14 @@ int sh(char *out, size_t outlen, const char *fmt, ...)
 	vsnprintf(cmd, sizeof(cmd), fmt, ap);
 	va_end(ap);
 	test_run_dir();
-	p = popen(cmd, "r");
+	/*
+	 * A command that hangs would hold the whole group until the test VM's
+	 * time-out, and fail it without a word of which test hung: past
+	 * SH_TIMEOUT_S (far above any command's run here, TCG included) it is
+	 * killed, its group too, and the test fails saying so.
+	 */
+	setenv("GPMM_TEST_SH", cmd, 1);
+	p = popen("exec timeout -k 10 " SH_TIMEOUT_S " /bin/sh -c \"$GPMM_TEST_SH\"", "r");
 	if (!p)
 		return -1;
 	if (out && outlen) {
@@ -194,6 +203,8 @@ int sh(char *out, size_t outlen, const char *fmt, ...)
 			;
 	}
 	status = pclose(p);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 124)
+		fprintf(stderr, "\n  sh: killed after %s s: %.200s\n", SH_TIMEOUT_S, cmd);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
