@@ -63,6 +63,7 @@ MM_SRCS    := mm/pool.c \
               mm/lumpy.c \
               mm/compaction.c \
               mm/hostmem.c \
+              mm/pbfile.c \
               mm/thread.c \
               mm/stats.c \
               mm/fault.c

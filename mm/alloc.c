@@ -23,7 +23,7 @@ static long rmqueue(struct mm_pool *pool, unsigned int order,
 	pfn = __rmqueue_for(pool, order, mt, owner, true);
 	if (pfn >= 0)
 		__mark_allocated(pool, pfn, order, mt, owner);
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	return pfn;
 }
 
@@ -123,13 +123,13 @@ void claim_block(struct mm_pool *pool, unsigned int order,
 		return;
 	pthread_mutex_lock(&pool->lock);
 	scatter = __would_scatter(pool, order, mt) && !__claim_deferred(pool);
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	if (!scatter)
 		return;
 	ret = compact_for_order(pool, MM_PAGEBLOCK_ORDER, true);
 	pthread_mutex_lock(&pool->lock);
 	__claim_done(pool, ret == COMPACT_SUCCESS);
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 }
 
 /*
@@ -190,7 +190,7 @@ static long __mm_alloc(struct mm_pool *pool, struct mm_pcp *pcp, unsigned int or
 	if (pfn < 0) {
 		pthread_mutex_lock(&pool->lock);
 		pool->counters.alloc_fail++;
-		pthread_mutex_unlock(&pool->lock);
+		pool_unlock(pool);
 		return pfn == RMQUEUE_OVER_LIMIT ? -EDQUOT : -ENOMEM;
 	}
 	if (__atomic_load_n(&pool->host_prep_pending, __ATOMIC_RELAXED))
@@ -201,7 +201,7 @@ static long __mm_alloc(struct mm_pool *pool, struct mm_pcp *pcp, unsigned int or
 		pthread_mutex_lock(&pool->lock);
 		if (!(frame_flags(&pool->frames[pfn]) & F_LRU))
 			__lru_add(pool, pfn);
-		pthread_mutex_unlock(&pool->lock);
+		pool_unlock(pool);
 	}
 	return pfn;
 }
@@ -284,7 +284,7 @@ int mm_free(struct mm_pool *pool, struct mm_pcp *pcp, uint64_t frame)
 	pthread_mutex_lock(&pool->lock);
 	err = __count_free_error(pool, frame < pool->nr_frames ?
 					__free_checked(pool, frame) : -EINVAL);
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	return err;
 }
 
@@ -303,7 +303,7 @@ int mm_free_owned(struct mm_pool *pool, uint64_t frame, uint32_t owner)
 		err = -EPERM;
 	else
 		err = __count_free_error(pool, __free_checked(pool, frame));
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	return err ? err : (int)order;
 }
 
@@ -324,7 +324,7 @@ int mm_frame_info(struct mm_pool *pool, uint64_t frame,
 	info->pins = frame_state(f) == MM_FRAME_ALLOC ? f->pins : 0;
 	info->moving = frame_state(f) == MM_FRAME_ALLOC &&
 		       (frame_flags(f) & F_ISOLATED);
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	pcp_unlock_all(pool);
 	return 0;
 }
@@ -370,7 +370,7 @@ long mm_frames_pinned(struct mm_pool *pool, const uint32_t *frames, size_t n,
 		else if (frame_flags(&pool->frames[head]) & F_PINNED)
 			pinned++;
 	}
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	pcp_unlock_all(pool);
 	if (unallocated)
 		*unallocated = unalloc;
@@ -409,6 +409,6 @@ int mm_split(struct mm_pool *pool, uint64_t frame)
 		return -EINVAL;
 	pthread_mutex_lock(&pool->lock);
 	ret = __mm_split(pool, frame);
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	return ret;
 }

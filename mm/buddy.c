@@ -68,14 +68,17 @@ void __free_one_page(struct mm_pool *pool, uint64_t pfn, unsigned int order)
 	enum mm_migratetype mt;
 
 	set_frame_state(&pool->frames[pfn], MM_FRAME_TAIL);
-	while (order < MM_MAX_ORDER - 1) {
+	for (;; order++) {
 		uint64_t buddy = pfn ^ (1UL << order);
 
-		if (!page_is_buddy(pool, buddy, order))
+		/* wholly free after use, with a file per pageblock: a fresh one first */
+		if (order >= MM_PAGEBLOCK_ORDER && pool->pb_files &&
+		    __pageblocks_retire(pool, pfn, order))
+			return;
+		if (order >= MM_MAX_ORDER - 1 || !page_is_buddy(pool, buddy, order))
 			break;
 		__del_free_block(pool, buddy);
 		pfn &= buddy;
-		order++;
 	}
 	mt = free_list_type(pool, pfn);
 	/* wholly free: the pageblock is no one's now */

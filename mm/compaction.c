@@ -218,29 +218,29 @@ static enum pb_result move_one(struct compact_control *cc, uint64_t pfn)
 
 	pthread_mutex_lock(&pool->lock);
 	if (owner_has_reclaim(pool, frame_owner(&pool->frames[pfn]))) {
-		pthread_mutex_unlock(&pool->lock);
+		pool_unlock(pool);
 		return reclaim_block(pool, pfn) ? PB_FAILED : PB_DONE;
 	}
 	if (!__isolate_block(pool, pfn)) {
 		/* freed under us is as good as moved */
 		bool gone = frame_state(&pool->frames[pfn]) != MM_FRAME_ALLOC;
 
-		pthread_mutex_unlock(&pool->lock);
+		pool_unlock(pool);
 		return gone ? PB_DONE : PB_FAILED;
 	}
 	/* freed and reused since the scan: look again, now that it holds still */
 	if (!__block_is_movable(pool, pfn)) {
 		__putback_isolated(pool, pfn);
-		pthread_mutex_unlock(&pool->lock);
+		pool_unlock(pool);
 		return PB_FAILED;
 	}
 	target = __get_target(cc, pool->frames[pfn].order);
 	if (target < 0) {
 		__putback_isolated(pool, pfn);
-		pthread_mutex_unlock(&pool->lock);
+		pool_unlock(pool);
 		return PB_NO_TARGETS;
 	}
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	return migrate_block(pool, pfn, target) ? PB_FAILED : PB_DONE;
 }
 
@@ -254,13 +254,13 @@ static enum pb_result compact_pageblock(struct compact_control *cc, uint64_t pb,
 
 	pthread_mutex_lock(&pool->lock);
 	if (cc->direct && get_pageblock_skip(pool, pb)) {
-		pthread_mutex_unlock(&pool->lock);
+		pool_unlock(pool);
 		return PB_UNSUITABLE;
 	}
 	ok = __collect_movable(pool, pb, heads, &nr, reclaim_only);
 	if (!ok && !reclaim_only)
 		set_pageblock_skip(pool, pb, true);
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	if (!ok)
 		return PB_UNSUITABLE;
 	for (unsigned int i = 0; i < nr; i++) {
@@ -282,7 +282,7 @@ static bool cc_finished(struct compact_control *cc)
 		done = __have_free_block(pool, cc->order);
 	else
 		done = __fragmentation_score(pool) <= cc->target_score;
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	return done;
 }
 
@@ -333,7 +333,7 @@ static enum mm_compact_result __compact_sweep(struct compact_control *cc)
 	} else {
 		__reset_skip_hints(pool);
 	}
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	return ret;
 }
 
@@ -384,7 +384,7 @@ static enum mm_compact_result compact_zone(struct compact_control *cc)
 			done[slot] = 1;
 			cc->owner = pool->owned[slot]->id;
 		}
-		pthread_mutex_unlock(&pool->lock);
+		pool_unlock(pool);
 		if (!slot)
 			break;
 		cc->migrate_pb = 0;
@@ -419,7 +419,7 @@ int compact_for_order(struct mm_pool *pool, unsigned int order, bool direct)
 	cc->free_pb = direct ? pool->compact_free_pb : pool->nr_pageblocks;
 	if (!direct)
 		__reset_skip_hints(pool);
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 
 	start_pb = cc->migrate_pb;
 	if (ret == COMPACT_SKIPPED) {
@@ -444,7 +444,7 @@ int compact_for_order(struct mm_pool *pool, unsigned int order, bool direct)
 		pool->counters.compact_success++;
 	else if (direct)
 		pool->counters.compact_fail++;
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	pthread_mutex_unlock(&pool->compact_lock);
 	free(cc);
 	return ret;
@@ -475,7 +475,7 @@ static void compact_pool(struct mm_pool *pool, unsigned int target_score)
 	cc->free_pb = pool->nr_pageblocks;
 	cc->target_score = target_score;
 	__reset_skip_hints(pool);
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	compact_zone(cc);
 	pthread_mutex_unlock(&pool->compact_lock);
 	free(cc);
@@ -501,7 +501,7 @@ static void kcompactd_pass(struct mm_pool *pool, void *arg)
 	score = __fragmentation_score(pool);
 	if (score > target + PROACTIVE_SLACK)
 		pool->counters.kcompactd_wake++;
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	if (score > target + PROACTIVE_SLACK)
 		compact_pool(pool, target);
 }

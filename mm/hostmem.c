@@ -32,6 +32,9 @@
  * says the pageblock's last take found it without host memory: a whole
  * block allocated that way reads zero (mm_pageblock_take_zeroed).
  *
+ * HOST_TAKEN, with a file per pageblock (pbfile.c): taken since its file
+ * was new, so it needs a fresh one once wholly free again.
+ *
  * A metadata-only pool (no memfd, pool->fd < 0) keeps the same states,
  * so its allocations behave the same, but has nothing to populate, make
  * huge or punch: those steps do nothing on it.
@@ -40,6 +43,8 @@
  * a collapse never races a punch of the same range. Order: host_lock,
  * then pool->lock (never host_lock while pool->lock is held); nothing
  * else is taken under host_lock, and no owner callback runs under it.
+ * Its holders let go through host_unlock (pbfile.c), which first gives
+ * fresh files to pageblocks that became free meanwhile.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -60,6 +65,7 @@
 #define HOST_PREP		0x4
 #define HOST_HUGE		0x8
 #define HOST_ZERO		0x10	/* its last take found it without host memory */
+#define HOST_TAKEN		0x20	/* taken since its file was new (pbfile.c) */
 
 /* Pageblocks punched per trip off pool->lock. */
 #define REPORT_BATCH		32
@@ -156,6 +162,8 @@ void __pageblocks_taken(struct mm_pool *pool, uint64_t pfn, unsigned int order)
 	for_each_pageblock_in(pb, pfn, order) {
 		uint8_t st = pb_host_get(pool, pb);
 
+		if (pool->pb_files)
+			pb_host_set(pool, pb, HOST_TAKEN);
 		if (st & HOST_IDLE)
 			pb_host_clear(pool, pb, HOST_IDLE);
 		if (st & HOST_USED) {
@@ -170,6 +178,11 @@ void __pageblocks_taken(struct mm_pool *pool, uint64_t pfn, unsigned int order)
 			pb_host_set(pool, pb, HOST_USED);
 		}
 	}
+}
+
+bool __pageblock_host_taken(struct mm_pool *pool, uint64_t pb)
+{
+	return pb_host_get(pool, pb) & HOST_TAKEN;
 }
 
 /*
@@ -206,11 +219,12 @@ int mm_host_collapse(void *addr)
  */
 static int make_pageblock_huge(struct mm_pool *pool, uint64_t pb)
 {
-	off_t off = (off_t)(pb << MM_PAGEBLOCK_SHIFT);
+	off_t off;
+	int fd = __frame_file(pool, pb << MM_PAGEBLOCK_ORDER, &off);
 	uint8_t *va, *win;
 	int err;
 
-	if (fallocate(pool->fd, 0, off, MM_PAGEBLOCK_SIZE) < 0)
+	if (fallocate(fd, 0, off, MM_PAGEBLOCK_SIZE) < 0)
 		return -errno;
 	va = MM_FAULT_OR(MM_FAULT_MMAP, MAP_FAILED,
 			 mmap(NULL, 2 * MM_PAGEBLOCK_SIZE, PROT_NONE,
@@ -219,7 +233,7 @@ static int make_pageblock_huge(struct mm_pool *pool, uint64_t pb)
 		return -errno;
 	win = pageblock_align_up(va);
 	if (mmap(win, MM_PAGEBLOCK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-		 pool->fd, off) == MAP_FAILED)
+		 fd, off) == MAP_FAILED)
 		err = -errno;
 	else
 		err = mm_host_collapse(win);
@@ -236,7 +250,7 @@ static void count_huge(struct mm_pool *pool, int err)
 	} else {
 		pool->counters.host_huge++;
 	}
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 }
 
 /*
@@ -251,6 +265,16 @@ static bool take_prep(struct mm_pool *pool, uint64_t pb)
 		return false;
 	__atomic_fetch_sub(&pool->host_prep_pending, 1, __ATOMIC_RELEASE);
 	return true;
+}
+
+/*
+ * @pb has a fresh file (pbfile.c): no host memory, nothing to make huge,
+ * and its next take finds it so. pool->lock held.
+ */
+void __pageblock_host_fresh(struct mm_pool *pool, uint64_t pb)
+{
+	(void)take_prep(pool, pb);
+	pb_host_clear(pool, pb, HOST_USED | HOST_IDLE | HOST_HUGE | HOST_ZERO | HOST_TAKEN);
 }
 
 /* Make pageblock @pb huge if it waits for it. host_lock held. */
@@ -279,7 +303,7 @@ void hostmem_prepare_pending(struct mm_pool *pool)
 	for (uint64_t pb = 0; pb < pool->nr_pageblocks &&
 	     __atomic_load_n(&pool->host_prep_pending, __ATOMIC_ACQUIRE); pb++)
 		prepare_one(pool, pb);
-	pthread_mutex_unlock(&pool->host_lock);
+	host_unlock(pool);
 }
 
 /*
@@ -293,7 +317,7 @@ void mm_pageblock_prepare(struct mm_pool *pool, uint64_t frame)
 		return;
 	pthread_mutex_lock(&pool->host_lock);
 	prepare_one(pool, frame >> MM_PAGEBLOCK_ORDER);
-	pthread_mutex_unlock(&pool->host_lock);
+	host_unlock(pool);
 }
 
 /*
@@ -372,13 +396,20 @@ static unsigned int __isolate_free_pageblocks(struct mm_pool *pool,
 	return nr;
 }
 
+/* A file per pageblock: each pageblock of the block punched in its own. */
 static int punch_block(struct mm_pool *pool, const struct isolated *b)
 {
-	off_t off = (off_t)b->pfn << MM_PAGE_SHIFT;
+	unsigned int step = pool->pb_files && b->order > MM_PAGEBLOCK_ORDER ?
+			    MM_PAGEBLOCK_ORDER : b->order;
 
-	if (fallocate(pool->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off,
-		      (off_t)MM_PAGE_SIZE << b->order) < 0)
-		return -errno;
+	for (uint64_t pfn = b->pfn; pfn < b->pfn + (1UL << b->order); pfn += 1UL << step) {
+		off_t off;
+		int fd = __frame_file(pool, pfn, &off);
+
+		if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off,
+			      (off_t)MM_PAGE_SIZE << step) < 0)
+			return -errno;
+	}
 	return 0;
 }
 
@@ -396,7 +427,7 @@ static uint64_t report_batch(struct mm_pool *pool, unsigned int min_passes,
 
 	pthread_mutex_lock(&pool->lock);
 	nr = __isolate_free_pageblocks(pool, held, __block_reportable, min_passes);
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	for (unsigned int i = 0; i < nr; i++)
 		err[i] = punch_block(pool, &held[i]);
 	pthread_mutex_lock(&pool->lock);
@@ -417,7 +448,7 @@ static uint64_t report_batch(struct mm_pool *pool, unsigned int min_passes,
 	/* a full batch may have left more; a failed punch would come back forever */
 	*more = nr == REPORT_BATCH && !failed;
 	__release_isolated(pool, held, &nr);
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	return released;
 }
 
@@ -436,7 +467,7 @@ uint64_t hostmem_report(struct mm_pool *pool, unsigned int min_passes)
 	pthread_mutex_lock(&pool->host_lock);
 	while (more)
 		released += report_batch(pool, min_passes, &more);
-	pthread_mutex_unlock(&pool->host_lock);
+	host_unlock(pool);
 	return released;
 }
 
@@ -468,7 +499,7 @@ static uint64_t populate_batch(struct mm_pool *pool, uint64_t *left, bool *more)
 
 	pthread_mutex_lock(&pool->lock);
 	nr = __isolate_free_pageblocks(pool, held, __block_unbacked, 0);
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	for (unsigned int i = 0; i < nr; i++)
 		for_each_pageblock_in(pb, held[i].pfn, held[i].order) {
 			int err;
@@ -486,7 +517,7 @@ static uint64_t populate_batch(struct mm_pool *pool, uint64_t *left, bool *more)
 	pthread_mutex_lock(&pool->lock);
 	*more = nr == REPORT_BATCH && *left;
 	__release_isolated(pool, held, &nr);
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	return made;
 }
 
@@ -500,7 +531,7 @@ uint64_t mm_pool_populate(struct mm_pool *pool, uint64_t pageblocks)
 	pthread_mutex_lock(&pool->host_lock);
 	while (more && pageblocks)
 		made += populate_batch(pool, &pageblocks, &more);
-	pthread_mutex_unlock(&pool->host_lock);
+	host_unlock(pool);
 	return made;
 }
 
@@ -510,6 +541,8 @@ int64_t mm_pool_host_bytes(const struct mm_pool *pool)
 
 	if (pool->fd < 0)
 		return 0;
+	if (pool->pb_files)
+		return __pageblock_files_bytes((struct mm_pool *)pool);	/* host_lock */
 	if (fstat(pool->fd, &st) < 0)
 		return -errno;
 	return (int64_t)st.st_blocks * 512;

@@ -199,6 +199,19 @@ struct mm_pool {
 	uint64_t host_prep_pending;	/* pageblocks waiting to be made huge, atomic */
 	int host_huge_errno;		/* why the last one failed */
 	struct mm_worker *reporting;
+
+	/*
+	 * A file per pageblock (pbfile.c), when on: its descriptor and how
+	 * many files it had (pb_fd, pb_serial: under host_lock), and the
+	 * blocks waiting for fresh files (retiring: under pool->lock;
+	 * retire_pending their count, atomic).
+	 */
+	bool pb_files;
+	int *pb_fd;
+	uint32_t *pb_serial;
+	struct isolated *retiring;
+	uint32_t nr_retiring;
+	uint32_t retire_pending;
 };
 
 /*
@@ -432,6 +445,28 @@ int hostmem_init(struct mm_pool *pool, size_t size);
 void hostmem_exit(struct mm_pool *pool);
 void __pageblocks_taken(struct mm_pool *pool, uint64_t pfn, unsigned int order);
 void hostmem_prepare_pending(struct mm_pool *pool);
+bool __pageblock_host_taken(struct mm_pool *pool, uint64_t pb);
+void __pageblock_host_fresh(struct mm_pool *pool, uint64_t pb);
+
+/* pbfile.c */
+void pageblock_files_exit(struct mm_pool *pool);
+int __frame_file(const struct mm_pool *pool, uint64_t frame, off_t *off);
+bool __pageblocks_retire(struct mm_pool *pool, uint64_t pfn, unsigned int order);
+void __retire_pending(struct mm_pool *pool);
+void host_unlock(struct mm_pool *pool);
+void __pool_unlock_retire(struct mm_pool *pool);
+int64_t __pageblock_files_bytes(struct mm_pool *pool);
+
+/*
+ * Every drop of pool->lock: a pageblock that became wholly free under it
+ * gets its fresh file now (pbfile.c), unless host_lock's holder does it.
+ */
+static inline void pool_unlock(struct mm_pool *pool)
+{
+	pthread_mutex_unlock(&pool->lock);
+	if (__atomic_load_n(&pool->retire_pending, __ATOMIC_SEQ_CST))
+		__pool_unlock_retire(pool);
+}
 uint64_t hostmem_report(struct mm_pool *pool, unsigned int min_passes);
 void __hostmem_count(struct mm_pool *pool, uint64_t *used, uint64_t *huge);
 

@@ -112,20 +112,20 @@ static bool clear_neighbour(struct mm_pool *pool, struct lump *l, uint64_t pfn)
 	pthread_mutex_lock(&pool->lock);
 	order = pool->frames[pfn].order;
 	if (frame_state(&pool->frames[pfn]) != MM_FRAME_ALLOC) {
-		pthread_mutex_unlock(&pool->lock);
+		pool_unlock(pool);
 		return true;	/* its owner freed it meanwhile */
 	}
 	if (owner_has_reclaim(pool, frame_owner(&pool->frames[pfn]))) {
-		pthread_mutex_unlock(&pool->lock);
+		pool_unlock(pool);
 		if (reclaim_block(pool, pfn))
 			return false;
 		pthread_mutex_lock(&pool->lock);
 		pool->counters.lumpy_reclaimed += 1UL << order;
-		pthread_mutex_unlock(&pool->lock);
+		pool_unlock(pool);
 		return true;
 	}
 	if (!__isolate_block(pool, pfn)) {
-		pthread_mutex_unlock(&pool->lock);
+		pool_unlock(pool);
 		return false;
 	}
 	/* now that it holds still: is it still what the survey saw? */
@@ -133,16 +133,16 @@ static bool clear_neighbour(struct mm_pool *pool, struct lump *l, uint64_t pfn)
 	    (target = __target_outside(pool, l, pool->frames[pfn].order,
 				       frame_owner(&pool->frames[pfn]))) < 0) {
 		__putback_isolated(pool, pfn);
-		pthread_mutex_unlock(&pool->lock);
+		pool_unlock(pool);
 		return false;
 	}
 	order = pool->frames[pfn].order;
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	if (migrate_block(pool, pfn, target))
 		return false;
 	pthread_mutex_lock(&pool->lock);
 	pool->counters.lumpy_migrated += 1UL << order;
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	return true;
 }
 
@@ -156,14 +156,14 @@ static bool try_lump(struct mm_pool *pool, struct lump *l)
 	if (ok)
 		__isolate_free_blocks(pool, l->base, l->base + lump_pages(l),
 				      l->pieces, &l->nr_pieces, lump_pages(l));
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	for (uint32_t i = 0; ok && i < l->nr_heads; i++)
 		ok = clear_neighbour(pool, l, l->heads[i]);
 	pthread_mutex_lock(&pool->lock);
 	__release_isolated(pool, l->pieces, &l->nr_pieces);
 	ok = ok && frame_state(&pool->frames[l->base]) == MM_FRAME_FREE &&
 	     pool->frames[l->base].order >= l->order;
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	return ok;
 }
 
@@ -184,7 +184,7 @@ bool lumpy_reclaim(struct mm_pool *pool, unsigned int order,
 		pthread_mutex_lock(&pool->lock);
 		pool->counters.lumpy_attempt++;
 		victim = __pick_victim(pool, mt);
-		pthread_mutex_unlock(&pool->lock);
+		pool_unlock(pool);
 		if (victim == NIL)
 			break;
 		l.base = victim & ~((1UL << order) - 1);
@@ -195,7 +195,7 @@ bool lumpy_reclaim(struct mm_pool *pool, unsigned int order,
 	if (ok) {
 		pthread_mutex_lock(&pool->lock);
 		pool->counters.lumpy_success++;
-		pthread_mutex_unlock(&pool->lock);
+		pool_unlock(pool);
 	}
 	pthread_rwlock_unlock(&pool->owners_lock);
 out:

@@ -164,7 +164,7 @@ int migrate_block(struct mm_pool *pool, uint64_t pfn, uint64_t target)
 	t->order = order;
 	t->mt = f->mt;
 	t->owner = frame_owner(f);
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 
 	if (o && o->ops && o->ops->migrate)
 		ret = o->ops->migrate(o->priv, pfn, target, order);
@@ -184,7 +184,7 @@ int migrate_block(struct mm_pool *pool, uint64_t pfn, uint64_t target)
 		__putback_isolated(pool, pfn);
 		pool->counters.pgmigrate_fail += 1UL << order;
 	}
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	pthread_rwlock_unlock(&pool->owners_lock);
 	return ret;
 }
@@ -201,19 +201,19 @@ int reclaim_block(struct mm_pool *pool, uint64_t pfn)
 	pthread_mutex_lock(&pool->lock);
 	/* isolated first: only then do its type and owner stay put */
 	if (!__isolate_block(pool, pfn)) {
-		pthread_mutex_unlock(&pool->lock);
+		pool_unlock(pool);
 		pthread_rwlock_unlock(&pool->owners_lock);
 		return -EBUSY;
 	}
 	o = __owner_of(pool, frame_owner(f));
 	if (!o || !o->ops || !o->ops->reclaim || f->mt == MIGRATE_UNMOVABLE) {
 		__putback_isolated(pool, pfn);
-		pthread_mutex_unlock(&pool->lock);
+		pool_unlock(pool);
 		pthread_rwlock_unlock(&pool->owners_lock);
 		return -EBUSY;
 	}
 	order = f->order;
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 
 	ret = o->ops->reclaim(o->priv, pfn, order);
 
@@ -231,7 +231,7 @@ int reclaim_block(struct mm_pool *pool, uint64_t pfn)
 			__lru_add(pool, pfn);
 		pool->counters.reclaim_fail++;
 	}
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	pthread_rwlock_unlock(&pool->owners_lock);
 	return ret;
 }

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /*
  * An error return or a result that owns something (a frame, a count the
@@ -217,6 +218,21 @@ uint64_t mm_owner_pages(struct mm_pool *pool, uint32_t id);
  * An allocation that would take an owner past its limit fails -EDQUOT.
  */
 __must_check int mm_set_owned_blocks(struct mm_pool *pool);
+/*
+ * A file per pageblock (needs a memfd; before the first allocation, else
+ * -EBUSY): a pageblock wholly free again gets a fresh file before anyone
+ * can take it, its old one truncated, so a file handed to the holder of
+ * a pageblock (mm_pageblock_file) never reaches anyone else's data.
+ */
+__must_check int mm_set_pageblock_files(struct mm_pool *pool);
+/*
+ * A copy of the descriptor of @frame's pageblock if @owner owns it now,
+ * and which of the pageblock's files it is (@serial); -ESRCH if not.
+ */
+__must_check int mm_pageblock_file(struct mm_pool *pool, uint64_t frame, uint32_t owner,
+				   uint32_t *serial);
+/* The descriptor and offset behind a frame the caller holds (not a copy). */
+int mm_frame_file(const struct mm_pool *pool, uint64_t frame, off_t *off);
 __must_check int mm_owner_set_limit(struct mm_pool *pool, uint32_t owner, uint64_t pageblocks);
 /* Pageblocks @owner holds now (0 without owned pageblocks): a count, not a walk. */
 uint64_t mm_owner_pageblocks(struct mm_pool *pool, uint32_t owner);
@@ -389,6 +405,8 @@ struct mm_counters {
 	uint64_t host_release_fail;
 	uint64_t owned_claimed;		/* free pageblocks an owner took whole */
 	uint64_t owned_released;	/* owned pageblocks wholly free again */
+	uint64_t pb_retired;		/* pageblocks given a fresh file (pbfile.c) */
+	uint64_t pb_retire_fail;	/* tries that failed: the pageblock waits */
 };
 
 struct mm_stats {

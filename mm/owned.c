@@ -57,7 +57,7 @@ int mm_set_owned_blocks(struct mm_pool *pool)
 	}
 	pool->owned_blocks = true;
 out:
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	pthread_rwlock_unlock(&pool->owners_lock);
 	return ret;
 }
@@ -99,7 +99,7 @@ int __owned_register(struct mm_pool *pool, uint32_t id)
 	ob->id = id;
 	ob->limit = UINT64_MAX;
 	pool->owned[slot] = ob;
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	return 0;
 }
 
@@ -112,7 +112,7 @@ bool __owned_slot_free(struct mm_pool *pool, uint32_t slot)
 		return true;
 	pthread_mutex_lock(&pool->lock);
 	empty = pool->owned[slot]->nr_pageblocks == 0;
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	return empty;
 }
 
@@ -276,7 +276,7 @@ int mm_owner_set_limit(struct mm_pool *pool, uint32_t owner, uint64_t pageblocks
 		ob->limit = pageblocks;
 		ret = 0;
 	}
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	return ret;
 }
 
@@ -289,7 +289,7 @@ uint64_t mm_owner_pageblocks(struct mm_pool *pool, uint32_t owner)
 	ob = __owned_of(pool, owner);
 	if (ob)
 		n = ob->nr_pageblocks;
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	return n;
 }
 

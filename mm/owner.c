@@ -216,7 +216,7 @@ uint64_t mm_free_owner(struct mm_pool *pool, uint32_t id)
 
 	pthread_mutex_lock(&pool->lock);
 	pages = __for_each_held(pool, id, __free_held);
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	return pages;
 }
 
@@ -226,7 +226,7 @@ uint64_t mm_owner_pages(struct mm_pool *pool, uint32_t id)
 
 	pthread_mutex_lock(&pool->lock);
 	pages = __for_each_held(pool, id, __count_held);
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	return pages;
 }
 
@@ -312,7 +312,7 @@ void mm_touch(struct mm_pool *pool, uint64_t frame)
 		frame_set_flags(f, F_ACTIVE);
 		list_add(pool, lru_of(pool, f), frame);
 	}
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 }
 
 static int __allocated_head(struct mm_pool *pool, uint64_t frame)
@@ -359,7 +359,7 @@ static int locked_op(struct mm_pool *pool, int (*op)(struct mm_pool *, uint64_t)
 
 	pthread_mutex_lock(&pool->lock);
 	ret = op(pool, frame);
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	return ret;
 }
 
@@ -397,7 +397,7 @@ int mm_owned_op(struct mm_pool *pool, uint64_t frame, uint32_t owner, enum mm_ow
 		ret = -EPERM;
 	if (!ret)
 		ret = owned_ops[op](pool, frame);
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	return ret;
 }
 
@@ -443,7 +443,7 @@ static uint64_t shrink_type(struct mm_pool *pool, uint64_t pages, int t)
 
 	pthread_mutex_lock(&pool->lock);
 	tries = pool->lru[t][MM_LRU_INACTIVE].count + pool->lru[t][MM_LRU_ACTIVE].count;
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 
 	while (done < pages && tries--) {
 		uint32_t pfn;
@@ -455,7 +455,7 @@ static uint64_t shrink_type(struct mm_pool *pool, uint64_t pages, int t)
 		/* off the list while we try, so a failure does not retry it */
 		if (pfn != NIL)
 			__lru_del(pool, pfn);
-		pthread_mutex_unlock(&pool->lock);
+		pool_unlock(pool);
 		if (pfn == NIL)
 			break;
 		if (reclaim_block(pool, pfn) == 0) {
@@ -466,7 +466,7 @@ static uint64_t shrink_type(struct mm_pool *pool, uint64_t pages, int t)
 		if (frame_state(&pool->frames[pfn]) == MM_FRAME_ALLOC &&
 		    !(frame_flags(&pool->frames[pfn]) & (F_LRU | F_ISOLATED)))
 			__lru_add(pool, pfn);
-		pthread_mutex_unlock(&pool->lock);
+		pool_unlock(pool);
 	}
 	return done;
 }

@@ -56,7 +56,7 @@ enum mm_migratetype mm_pageblock_migratetype(struct mm_pool *pool,
 		return MIGRATE_TYPES;
 	pthread_mutex_lock(&pool->lock);
 	mt = get_pageblock_migratetype(pool, pageblock << MM_PAGEBLOCK_ORDER);
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	return mt;
 }
 

@@ -64,7 +64,7 @@ static void __pcp_spill(struct mm_pcp *pcp, unsigned int nr)
 			done++;
 		}
 	}
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	pcp->count -= done;
 }
 
@@ -111,7 +111,7 @@ static void __rmqueue_bulk(struct mm_pcp *pcp, enum mm_migratetype mt)
 	for (unsigned int i = nr; i-- > 0;)
 		list_add(pool, &pcp->lists[mt], got[i]);
 	pool->counters.pcp_refill++;
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	pcp->count += nr;
 }
 
@@ -190,7 +190,7 @@ void mm_drain_all(struct mm_pool *pool)
 		pcp_drain(pcp);
 	pthread_mutex_lock(&pool->lock);
 	pool->counters.pcp_drain_all++;
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	pthread_mutex_unlock(&pool->pcp_list_lock);
 }
 
@@ -213,7 +213,7 @@ void mm_pcp_destroy(struct mm_pcp *pcp)
 	pthread_mutex_lock(&pool->lock);
 	pool->counters.alloc[0] += pcp->nr_alloc;
 	pool->counters.frees += pcp->nr_free;
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	pthread_mutex_unlock(&pool->pcp_list_lock);
 	free(pcp);
 }

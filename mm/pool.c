@@ -170,6 +170,7 @@ void mm_pool_destroy(struct mm_pool *pool)
 	while (pool->pcps)
 		mm_pcp_destroy(pool->pcps);
 	hostmem_exit(pool);
+	pageblock_files_exit(pool);
 	if (pool->fd >= 0)
 		close(pool->fd);
 	pthread_mutex_destroy(&pool->compact_lock);
@@ -203,7 +204,7 @@ void mm_set_grouping(struct mm_pool *pool, bool on)
 {
 	pthread_mutex_lock(&pool->lock);
 	pool->grouping = on;
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	pcp_set_grouping(pool, on);
 }
 
@@ -211,7 +212,7 @@ void mm_set_policy(struct mm_pool *pool, unsigned int policy)
 {
 	pthread_mutex_lock(&pool->lock);
 	pool->policy = policy & MM_POLICY_ALL;
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 }
 
 bool mm_grouping(const struct mm_pool *pool)

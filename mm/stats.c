@@ -146,7 +146,7 @@ int mm_stats(struct mm_pool *pool, struct mm_stats *st)
 	__walk_frames(pool, 0, pool->nr_frames, count_block, &w);
 	__hostmem_count(pool, &st->host_pageblocks, &st->host_huge_pageblocks);
 	st->host_huge_errno = pool->host_huge_errno;
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	pcp_unlock_all(pool);
 	st->host_bytes = mm_pool_host_bytes(pool);
 
@@ -162,7 +162,7 @@ uint64_t mm_free_pageblocks(struct mm_pool *pool)
 	pthread_mutex_lock(&pool->lock);
 	for (unsigned int o = MM_PAGEBLOCK_ORDER; o < MM_MAX_ORDER; o++)
 		n += pool->free_area[o].nr_free << (o - MM_PAGEBLOCK_ORDER);
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	return n;
 }
 
@@ -318,7 +318,7 @@ int mm_pageblock_walk_range(struct mm_pool *pool, uint64_t first, uint64_t n,
 	start = __block_head(pool, first << MM_PAGEBLOCK_ORDER);
 	end = (first + n) << MM_PAGEBLOCK_ORDER;
 	__walk_frames(pool, start == NIL ? first << MM_PAGEBLOCK_ORDER : start, end, note_block, &w);
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	pcp_unlock_all(pool);
 	for (uint64_t pb = 0; pb < n; pb++)
 		fn(opaque, first + pb, &w.pbi[pb]);
@@ -375,7 +375,7 @@ long mm_owner_pageblock_walk(struct mm_pool *pool, uint32_t owner, uint64_t firs
 		for (uint64_t i = 0; i < n; i++)
 			__note_pageblock(pool, pbs[i], &info[i]);
 	}
-	pthread_mutex_unlock(&pool->lock);
+	pool_unlock(pool);
 	pcp_unlock_all(pool);
 	for (uint64_t i = 0; i < n; i++)
 		fn(opaque, pbs[i], &info[i]);

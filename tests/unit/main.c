@@ -18,6 +18,7 @@ int register_trace_suite(void);
 int register_config_suite(void);
 int register_owner_suite(void);
 int register_owned_suite(void);
+int register_pbfile_suite(void);
 int register_compaction_suite(void);
 int register_lumpy_suite(void);
 int register_hostmem_suite(void);
@@ -42,6 +43,7 @@ static const suite_register_fn suites[] = {
 	register_config_suite,
 	register_owner_suite,
 	register_owned_suite,
+	register_pbfile_suite,
 	register_compaction_suite,
 	register_lumpy_suite,
 	register_hostmem_suite,
