@@ -72,6 +72,7 @@ VMM_SRCS   := vmm/memory/pool_own.c \
               vmm/pool_service/pool_remote.c \
               vmm/pool_service/pool_wire.c \
               vmm/pool_service/pool_client.c \
+              vmm/pool_service/pool_files.c \
               vmm/pool_service/pool_service.c \
               vmm/control/metrics.c \
               cli/cmd_fragmenting_tenant.c \

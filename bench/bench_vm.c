@@ -302,14 +302,15 @@ static uint64_t pool_prepared_bytes(struct vm *vm)
 	uint64_t nr_pb = (pool_frames(vm->pool) >> MM_PAGEBLOCK_ORDER) + 1, blocks = 0;
 	struct vm_region *r = &vm->regions[0];
 	uint8_t *seen = calloc(nr_pb, 1);
-	struct stat st;
+	struct mm_stats st;
 	uint64_t host;
 
-	if (!seen || fstat(vm->pool->fd, &st)) {
+	/* the pool's own count, from the kernel (st_blocks of its files) */
+	if (!seen || pool_stats(vm->pool, &st) || st.host_bytes < 0) {
 		free(seen);
 		return UINT64_MAX;
 	}
-	host = (uint64_t)st.st_blocks * 512;
+	host = (uint64_t)st.host_bytes;
 	pthread_mutex_lock(&vm->mem_lock);
 	for (uint64_t idx = 0; vm->cfg.ram == VM_RAM_POOL && idx < r->size >> MM_PAGE_SHIFT;
 	     idx++) {

@@ -191,9 +191,8 @@ int cmd_fragmenting_tenant(int argc, char **argv)
 	}
 	t.frames = calloc(spread >> (MM_PAGE_SHIFT + order), sizeof(*t.frames));
 	t.index = calloc(info.frames, sizeof(*t.index));
-	ret = t.frames && t.index ? mm_map_pool_view(info.pool_fd, info.frames << MM_PAGE_SHIFT, &t.base) :
-			 -ENOMEM;
-	close(info.pool_fd);	/* the mapping keeps the pool */
+	t.base = info.base;	/* our pageblocks only, as they come */
+	ret = t.frames && t.index ? 0 : -ENOMEM;
 	if (!ret)
 		ret = take_scattered(c, &t, spread >> (MM_PAGE_SHIFT + order), order);
 	if (ret) {

@@ -100,7 +100,7 @@ static uint8_t *pageblock_align_up(uint8_t *va)
  * (smaps) is a guest window's, and its touches of a huge block never
  * compete with the guest's mappings. Collapses use a window of their own.
  */
-int mm_map_pool_view(int fd, size_t size, uint8_t **out)
+int mm_reserve_pool_view(size_t size, uint8_t **out)
 {
 	size_t span = size + MM_PAGEBLOCK_SIZE;
 	uint8_t *va, *view;
@@ -116,6 +116,17 @@ int mm_map_pool_view(int fd, size_t size, uint8_t **out)
 		munmap(va, (size_t)(view - va));
 	if (va + span > view + size)
 		munmap(view + size, (size_t)(va + span - (view + size)));
+	*out = view;
+	return 0;
+}
+
+int mm_map_pool_view(int fd, size_t size, uint8_t **out)
+{
+	uint8_t *view;
+	int ret = mm_reserve_pool_view(size, &view);
+
+	if (ret)
+		return ret;
 	if (mmap(view, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE,
 		 fd, 0) == MAP_FAILED) {
 		int err = -errno;
@@ -183,6 +194,11 @@ void __pageblocks_taken(struct mm_pool *pool, uint64_t pfn, unsigned int order)
 bool __pageblock_host_taken(struct mm_pool *pool, uint64_t pb)
 {
 	return pb_host_get(pool, pb) & HOST_TAKEN;
+}
+
+bool __pageblock_host_used(struct mm_pool *pool, uint64_t pb)
+{
+	return pb_host_get(pool, pb) & HOST_USED;
 }
 
 /*
@@ -268,13 +284,22 @@ static bool take_prep(struct mm_pool *pool, uint64_t pb)
 }
 
 /*
- * @pb has a fresh file (pbfile.c): no host memory, nothing to make huge,
- * and its next take finds it so. pool->lock held.
+ * @pb has a fresh file (pbfile.c), off the free lists: no host memory,
+ * nothing to make huge, and its next take finds it so; unless the pool
+ * keeps its memory (populated: a reservation), when the new file is made
+ * one huge page at once. host_lock held.
  */
-void __pageblock_host_fresh(struct mm_pool *pool, uint64_t pb)
+void __pageblock_host_renew(struct mm_pool *pool, uint64_t pb)
 {
+	int err;
+
 	(void)take_prep(pool, pb);
 	pb_host_clear(pool, pb, HOST_USED | HOST_IDLE | HOST_HUGE | HOST_ZERO | HOST_TAKEN);
+	if (!pool->host_keep)
+		return;
+	err = make_pageblock_huge(pool, pb);
+	pb_host_set(pool, pb, err ? HOST_USED : HOST_USED | HOST_HUGE);
+	count_huge(pool, err);
 }
 
 /* Make pageblock @pb huge if it waits for it. host_lock held. */
@@ -529,6 +554,7 @@ uint64_t mm_pool_populate(struct mm_pool *pool, uint64_t pageblocks)
 	if (pool->fd < 0)
 		return 0;
 	pthread_mutex_lock(&pool->host_lock);
+	pool->host_keep = pageblocks > 0;
 	while (more && pageblocks)
 		made += populate_batch(pool, &pageblocks, &more);
 	host_unlock(pool);

@@ -198,6 +198,7 @@ struct mm_pool {
 	pthread_mutex_t host_lock;
 	uint64_t host_prep_pending;	/* pageblocks waiting to be made huge, atomic */
 	int host_huge_errno;		/* why the last one failed */
+	bool host_keep;			/* populated: keep the memory (under host_lock) */
 	struct mm_worker *reporting;
 
 	/*
@@ -446,7 +447,8 @@ void hostmem_exit(struct mm_pool *pool);
 void __pageblocks_taken(struct mm_pool *pool, uint64_t pfn, unsigned int order);
 void hostmem_prepare_pending(struct mm_pool *pool);
 bool __pageblock_host_taken(struct mm_pool *pool, uint64_t pb);
-void __pageblock_host_fresh(struct mm_pool *pool, uint64_t pb);
+bool __pageblock_host_used(struct mm_pool *pool, uint64_t pb);
+void __pageblock_host_renew(struct mm_pool *pool, uint64_t pb);
 
 /* pbfile.c */
 void pageblock_files_exit(struct mm_pool *pool);

@@ -143,10 +143,12 @@ void mm_set_policy(struct mm_pool *pool, unsigned int policy);
 /* The view of the whole pool, never PMD-mapped (so smaps counts guests only). */
 uint8_t *mm_pool_base(const struct mm_pool *pool);
 /*
- * Such a view of a pool's memfd @fd of @size bytes for another process
- * (one that received the fd): starts one page off a 2 MiB boundary.
+ * Such a view of a memfd @fd of @size bytes: starts one page off a 2 MiB
+ * boundary.
  */
 __must_check int mm_map_pool_view(int fd, size_t size, uint8_t **out);
+/* The same place, mapping nothing (PROT_NONE): pageblocks mapped into it one by one. */
+__must_check int mm_reserve_pool_view(size_t size, uint8_t **out);
 /* -EOPNOTSUPP on a metadata-only pool: it has nothing to give back. */
 __must_check int mm_page_reporting_start(struct mm_pool *pool,
 					 unsigned int delay_ms);

@@ -105,7 +105,11 @@ out:
 	if (ret && ret != -EBUSY)
 		pageblock_files_exit(pool);
 	pthread_mutex_unlock(&pool->lock);
-	pthread_mutex_unlock(&pool->host_lock);
+	/* what a populated pool held in the shared memfd, in the new files */
+	for (uint64_t pb = 0; !ret && pb < pool->nr_pageblocks; pb++)
+		if (__pageblock_host_used(pool, pb))
+			__pageblock_host_renew(pool, pb);
+	host_unlock(pool);
 	if (ret && ret != -EBUSY && pool->base)	/* the view back on the shared memfd */
 		(void)mmap(pool->base, pool->nr_frames << MM_PAGE_SHIFT, PROT_READ | PROT_WRITE,
 			   MAP_SHARED | MAP_FIXED | MAP_NORESERVE, pool->fd, 0);
@@ -134,7 +138,8 @@ int __frame_file(const struct mm_pool *pool, uint64_t frame, off_t *off)
 		return pool->fd;
 	}
 	*off = (off_t)((frame & (MM_PAGEBLOCK_PAGES - 1)) << MM_PAGE_SHIFT);
-	return pool->pb_fd[frame >> MM_PAGEBLOCK_ORDER];
+	/* stable while the caller holds a frame there: a swap needs it wholly free */
+	return __atomic_load_n(&pool->pb_fd[frame >> MM_PAGEBLOCK_ORDER], __ATOMIC_ACQUIRE);
 }
 
 /*
@@ -179,7 +184,7 @@ static int pageblock_file_swap(struct mm_pool *pool, uint64_t pb)
 	if (ftruncate(old, 0) < 0)
 		err = -errno;	/* not reachable for a memfd; the file is ours alone now anyway */
 	close(old);
-	pool->pb_fd[pb] = fd;
+	__atomic_store_n(&pool->pb_fd[pb], fd, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&pool->pb_serial[pb], 1, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -201,8 +206,11 @@ static bool retire_batch(struct mm_pool *pool)
 		int err = 0;
 
 		for_each_pageblock_in(pb, held[i].pfn, held[i].order)
-			if (!err && __pageblock_host_taken(pool, pb))
+			if (!err && __pageblock_host_taken(pool, pb)) {
 				err = pageblock_file_swap(pool, pb);
+				if (!err)
+					__pageblock_host_renew(pool, pb);
+			}
 		if (err)
 			failed[nr_failed++] = held[i];
 		else
@@ -211,9 +219,6 @@ static bool retire_batch(struct mm_pool *pool)
 	nr -= nr_failed;
 
 	pthread_mutex_lock(&pool->lock);
-	for (unsigned int i = 0; i < nr; i++)
-		for_each_pageblock_in(pb, held[i].pfn, held[i].order)
-			__pageblock_host_fresh(pool, pb);
 	__release_isolated(pool, held, &nr);
 	for (unsigned int i = 0; i < nr_failed; i++)
 		pool->retiring[pool->nr_retiring++] = failed[i];

@@ -224,6 +224,65 @@ long long smaps_pmd_kb(int pid)
 	return kb;
 }
 
+/* Add @st's file to @seen (distinct by device and inode): its size, if new. */
+static long long count_memfd(struct stat *seen, int *n, int cap, const struct stat *st)
+{
+	for (int i = 0; i < *n; i++)
+		if (seen[i].st_dev == st->st_dev && seen[i].st_ino == st->st_ino)
+			return 0;
+	if (*n < cap)
+		seen[(*n)++] = *st;
+	return st->st_size;
+}
+
+long long shared_memory_bytes(int pid, int *files)
+{
+	enum { CAP = 65536 };
+	struct stat *seen = calloc(CAP, sizeof(*seen)), st;
+	char path[256], line[512];
+	long long bytes = 0;
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "r");
+	if (!f || !seen) {
+		free(seen);
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	/* what it maps: each mapping's file, through map_files (root only) */
+	while (fgets(line, sizeof(line), f)) {
+		char range[64];
+
+		if (!strstr(line, "/memfd:") || sscanf(line, "%63s", range) != 1)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%s", pid, range);
+		if (stat(path, &st))
+			bytes = -1;
+		else if (bytes >= 0)
+			bytes += count_memfd(seen, &n, CAP, &st);
+	}
+	fclose(f);
+	/* and what it holds a descriptor of */
+	for (int fd = 0; fd < 65536 && bytes >= 0; fd++) {
+		char link[256];
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len < 0)
+			continue;
+		link[len] = '\0';
+		if (strncmp(link, "/memfd:", 7) == 0 && !stat(path, &st))
+			bytes += count_memfd(seen, &n, CAP, &st);
+	}
+	free(seen);
+	*files = n;
+	return bytes;
+}
+
 int read_pid(const char *file)
 {
 	FILE *f = fopen(file, "r");

@@ -49,6 +49,12 @@ bool pool_is_whole(struct pool *pool);
 bool console_has(struct run_result *res, const char *needle);
 /* ShmemPmdMapped of a process, from the kernel (smaps_rollup); -1: unknown. */
 long long smaps_pmd_kb(int pid);
+/*
+ * Shared memory a process can reach, by the kernel's word: the sizes of
+ * the distinct memfds it maps or holds a descriptor of (/proc/PID/maps,
+ * map_files and fd; root), -1 if unreadable; @files gets how many.
+ */
+long long shared_memory_bytes(int pid, int *files);
 
 /* The gpmm binary (GPMM env, else build/gpmm) with a private run dir. */
 const char *gpmm_bin(void);

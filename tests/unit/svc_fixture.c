@@ -90,14 +90,15 @@ int raw_connect(const char *path)
 }
 
 /*
- * HELLO with the client's two sockets (SCM_RIGHTS); the pool's descriptor
- * in the reply is closed: the raw clients here never map it.
+ * HELLO with the client's two sockets (SCM_RIGHTS); a descriptor in the
+ * reply (there should be none) is counted and closed.
  */
 int raw_hello_why(const char *path, uint64_t ram, struct raw_client *rc, char *why, size_t whylen)
 {
 	struct pool_msg *m = calloc(1, POOL_MSG_MAX);
 	int fd = raw_connect(path), cbp[2] = { -1, -1 }, slow[2] = { -1, -1 }, theirs[2];
-	int pool_fd = -1, ret = -1;
+	int pool_fd[2] = { -1, -1 }, ret = -1;
+	unsigned int hello_fds = 0;
 	ssize_t len;
 
 	if (fd < 0 || !m || socketpair(AF_UNIX, SOCK_SEQPACKET, 0, cbp) ||
@@ -108,15 +109,19 @@ int raw_hello_why(const char *path, uint64_t ram, struct raw_client *rc, char *w
 	theirs[1] = slow[1];
 	if (pool_wire_send(fd, m, sizeof(*m), theirs, 2))
 		goto out;
-	len = pool_wire_recv(fd, m, POOL_MSG_MAX, &pool_fd, 1);
-	if (pool_fd >= 0)
-		close(pool_fd);
+	len = pool_wire_recv(fd, m, POOL_MSG_MAX, pool_fd, 2);
+	for (int i = 0; i < 2; i++)
+		if (pool_fd[i] >= 0) {
+			close(pool_fd[i]);
+			hello_fds++;
+		}
 	if (len >= (ssize_t)sizeof(*m) && m->ret && why)
 		snprintf(why, whylen, "%.*s", (int)(len - (ssize_t)sizeof(*m)), (char *)m->data);
 	if (len < (ssize_t)sizeof(*m) || m->ret)
 		goto out;
 	*rc = (struct raw_client){ .fd = fd, .cb = cbp[0], .slow = slow[0],
-				   .owner = (uint32_t)m->a[1], .quota = m->a[3] };
+				   .owner = (uint32_t)m->a[1], .quota = m->a[3],
+				   .hello_fds = hello_fds };
 	fd = cbp[0] = slow[0] = -1;
 	ret = 0;
 out:
@@ -145,11 +150,18 @@ void raw_close(struct raw_client *rc)
 	rc->fd = rc->cb = rc->slow = -1;
 }
 
-int raw_call(int fd, struct pool_msg *m, size_t len)
+int raw_call_fds(int fd, struct pool_msg *m, size_t len, int *fds, unsigned int nfd)
 {
+	for (unsigned int i = 0; i < nfd; i++)
+		fds[i] = -1;
 	if (pool_wire_send(fd, m, len, NULL, 0) || pool_wire_wait(fd, 10000) <= 0)
 		return -EIO;
-	return pool_wire_recv(fd, m, POOL_MSG_MAX, NULL, 0) < (ssize_t)sizeof(*m) ? -EIO : m->ret;
+	return pool_wire_recv(fd, m, POOL_MSG_MAX, fds, nfd) < (ssize_t)sizeof(*m) ? -EIO : m->ret;
+}
+
+int raw_call(int fd, struct pool_msg *m, size_t len)
+{
+	return raw_call_fds(fd, m, len, NULL, 0);
 }
 
 /* Answers every move asked of it with a->answer, without moving anything. */

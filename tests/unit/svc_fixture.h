@@ -45,6 +45,7 @@ struct raw_client {
 	int fd, cb, slow;
 	uint32_t owner;
 	uint64_t quota;
+	unsigned int hello_fds;		/* descriptors HELLO's reply carried (closed) */
 };
 
 int raw_connect(const char *path);
@@ -54,6 +55,8 @@ int raw_hello(const char *path, uint64_t ram, struct raw_client *rc);
 void raw_close(struct raw_client *rc);
 /* Send @m of @len and read the reply into @m: its ret, or -EIO. */
 int raw_call(int fd, struct pool_msg *m, size_t len);
+/* The same, keeping up to @nfd descriptors of the reply in @fds (-1: none). */
+int raw_call_fds(int fd, struct pool_msg *m, size_t len, int *fds, unsigned int nfd);
 
 /* A thread answering every move asked on @cb with @answer, moving nothing. */
 struct answerer {

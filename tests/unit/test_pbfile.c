@@ -159,6 +159,35 @@ static void test_churn_leaves_nothing(void)
 	mm_pool_destroy(pool);
 }
 
+/*
+ * A populated pool keeps its memory (a reservation): in the new files at
+ * the switch, and in the fresh file of a pageblock given back, while the
+ * old file is still truncated under whoever kept it.
+ */
+static void test_populated_pool_keeps_memory(void)
+{
+	struct mm_pool *pool = pool_new(4, true);
+	uint32_t a, serial;
+	long f;
+	int fd;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	CU_ASSERT_EQUAL(mm_pool_populate(pool, 2), 2);
+	CU_ASSERT_EQUAL_FATAL(mm_set_owned_blocks(pool), 0);
+	CU_ASSERT_EQUAL_FATAL(mm_set_pageblock_files(pool), 0);
+	CU_ASSERT_EQUAL(mm_pool_host_bytes(pool), 4 << 20);
+	CU_ASSERT_EQUAL_FATAL(mm_owner_register(pool, &no_moves, NULL, &a), 0);
+	f = mm_alloc(pool, NULL, 0, MIGRATE_MOVABLE, a);
+	CU_ASSERT_FATAL(f >= 0);
+	fd = mm_pageblock_file(pool, (uint64_t)f, a, &serial);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)f), 0);
+	CU_ASSERT_EQUAL(size_of(fd), 0);
+	CU_ASSERT_EQUAL(mm_pool_host_bytes(pool), 4 << 20);
+	close(fd);
+	mm_pool_destroy(pool);
+}
+
 static void test_files_only_from_the_start(void)
 {
 	struct mm_pool *pool = pool_new(4, true);
@@ -178,6 +207,7 @@ int register_pbfile_suite(void)
 		{ "a pageblock's file reaches its owner only", test_file_reaches_owner_only },
 		{ "a free pageblock gets a fresh file", test_free_pageblock_gets_fresh_file },
 		{ "churn leaves nothing behind", test_churn_leaves_nothing },
+		{ "a populated pool keeps its memory", test_populated_pool_keeps_memory },
 		{ "files only from the start", test_files_only_from_the_start },
 	};
 

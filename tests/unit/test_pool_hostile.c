@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -450,6 +452,161 @@ static void own_seen_fn(void *opaque, uint64_t pb, const struct mm_pageblock_inf
  * lock every second. A VM process now reads its own pageblocks only (the
  * pool's list of them), whatever else the pool holds.
  */
+#define SECRET		0x5ec7e75ec7e75ec7ULL
+#define MAX_FILES	64
+
+/* The inodes of files a process was given, to tell them apart. */
+struct inodes {
+	ino_t ino[MAX_FILES];
+	int fd[MAX_FILES];
+	unsigned int n;
+};
+
+static bool inodes_have(const struct inodes *s, ino_t ino)
+{
+	for (unsigned int i = 0; i < s->n; i++)
+		if (s->ino[i] == ino)
+			return true;
+	return false;
+}
+
+/* Keep @fd (a copy) if it is a file not seen yet; else close it. */
+static void inodes_add(struct inodes *s, int fd)
+{
+	struct stat st;
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) || inodes_have(s, st.st_ino) || s->n == MAX_FILES) {
+		close(fd);
+		return;
+	}
+	s->ino[s->n] = st.st_ino;
+	s->fd[s->n++] = fd;
+}
+
+/* Does any file in @s hold the victim's secret? Each read whole. */
+static bool files_hold_secret(const struct inodes *s)
+{
+	for (unsigned int i = 0; i < s->n; i++) {
+		struct stat st;
+		const uint64_t *p;
+		bool found = false;
+
+		if (fstat(s->fd[i], &st) || !st.st_size)
+			continue;
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, s->fd[i], 0);
+		if (p == MAP_FAILED)
+			continue;
+		for (size_t k = 0; k < (size_t)st.st_size / sizeof(*p) && !found; k++)
+			found = (p[k] & ~0xffffffffULL) == (SECRET & ~0xffffffffULL);
+		munmap((void *)p, (size_t)st.st_size);
+		if (found)
+			return true;
+	}
+	return false;
+}
+
+static uint64_t files_bytes(const struct inodes *s)
+{
+	uint64_t bytes = 0;
+	struct stat st;
+
+	for (unsigned int i = 0; i < s->n; i++)
+		if (!fstat(s->fd[i], &st))
+			bytes += (uint64_t)st.st_size;
+	return bytes;
+}
+
+static void inodes_close(struct inodes *s)
+{
+	for (unsigned int i = 0; i < s->n; i++)
+		close(s->fd[i]);
+	s->n = 0;
+}
+
+/* A raw client takes @rounds of 256 frames; the files that came with them. */
+static void raw_take_files(struct raw_client *rc, struct pool_msg *m, int rounds,
+			   struct inodes *got)
+{
+	for (int r = 0; r < rounds; r++) {
+		int fds[POOL_MSG_FDS];
+
+		*m = (struct pool_msg){ .op = POOL_ALLOC, .a = { 0, 256, POOL_ALLOC_NOWAIT } };
+		if (raw_call_fds(rc->fd, m, sizeof(*m), fds, POOL_MSG_FDS))
+			break;
+		for (int i = 0; i < POOL_MSG_FDS; i++)
+			inodes_add(got, fds[i]);
+	}
+}
+
+/*
+ * Finding 1: HELLO handed every VM process the whole pool's memfd; a raw
+ * client read a victim's page and overwrote it. Now a client is given
+ * the files of its own pageblocks and nothing else: HELLO carries no
+ * descriptor, no file a client gets holds a byte the victim wrote, what
+ * it gets adds up to its quota at most, and the files the victim kept of
+ * pageblocks it gave back are empty (truncated) before anyone else gets
+ * those pageblocks.
+ */
+static void test_no_byte_of_another_vm(void)
+{
+	struct pool_msg *m = calloc(1, POOL_MSG_MAX);
+	struct inodes victim = { .n = 0 }, mine = { .n = 0 };
+	struct pool_client_info vinfo;
+	struct svc_fixture f;
+	struct pool_client *v;
+	struct raw_client rc;
+	uint32_t frames[1024];
+	long got = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+	CU_ASSERT_FATAL(fixture_up(&f, 64, 0));
+	v = connect_client(&f, "victim", 8 << 20, &vinfo);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+	while (got < 1024) {
+		long n = pool_client_alloc(v, 0, 256, POOL_ALLOC_NOWAIT, frames + got, NULL);
+
+		CU_ASSERT_FATAL(n > 0);
+		got += n;
+	}
+	for (int i = 0; i < 1024; i++) {
+		off_t off;
+		int fd = pool_client_frame_file(v, frames[i], &off);
+
+		CU_ASSERT_FATAL(fd >= 0);
+		*(uint64_t *)(vinfo.base + ((uint64_t)frames[i] << MM_PAGE_SHIFT)) = SECRET + (uint64_t)i;
+		inodes_add(&victim, dup(fd));	/* what a hostile victim could keep */
+	}
+	CU_ASSERT(victim.n >= 2);
+
+	CU_ASSERT_EQUAL_FATAL(raw_hello(f.path, 8 << 20, &rc), 0);
+	CU_ASSERT_EQUAL(rc.hello_fds, 0);
+	raw_take_files(&rc, m, 8, &mine);
+	CU_ASSERT(mine.n >= 1);
+	for (unsigned int i = 0; i < mine.n; i++)
+		CU_ASSERT(!inodes_have(&victim, mine.ino[i]));
+	CU_ASSERT(!files_hold_secret(&mine));
+	CU_ASSERT(files_bytes(&mine) <= (rc.quota >> MM_PAGEBLOCK_ORDER) << MM_PAGEBLOCK_SHIFT);
+
+	/* the victim gives everything back: what it kept is empty, before anyone reuses it */
+	CU_ASSERT(files_hold_secret(&victim));
+	CU_ASSERT_EQUAL(pool_client_release(v), 1024);
+	CU_ASSERT_EQUAL(files_bytes(&victim), 0);
+	raw_take_files(&rc, m, 8, &mine);
+	CU_ASSERT(!files_hold_secret(&mine));
+	for (unsigned int i = 0; i < mine.n; i++)
+		CU_ASSERT(!inodes_have(&victim, mine.ino[i]));
+	CU_ASSERT_EQUAL(files_bytes(&victim), 0);
+
+	inodes_close(&mine);
+	inodes_close(&victim);
+	raw_close(&rc);
+	pool_client_close(v);
+	fixture_down(&f);
+	free(m);
+}
+
 static void test_reads_own_pageblocks_only(void)
 {
 	struct svc_fixture f;
@@ -481,6 +638,7 @@ static void test_reads_own_pageblocks_only(void)
 }
 
 static const struct suite_test tests[] = {
+	{ "no byte of another VM's RAM", test_no_byte_of_another_vm },
 	{ "an -EINPROGRESS answer keeps nothing", test_einprogress_answer_keeps_nothing },
 	{ "a silent client at its quota is asked no move", test_silent_client_at_quota },
 	{ "owner ids come back", test_owner_ids_come_back },

@@ -41,13 +41,19 @@
  *                        dev->lock -> mem_lock -> chan.lock for a device's
  *                        guest access that populates), under
  *                        assembler.lock (the slow channel) and with nothing
- *                        held. Under it only the socket: a leaf. The client's
- *                        cache_lock is a leaf too, never held with chan.lock.
- *   pool host_lock       making pool blocks huge vs giving them back
- *                        (mm/hostmem.c): its holders take only pool lock,
+ *                        held. Under it only the socket and the files' lock.
+ *                        The client's cache_lock is never held with chan.lock.
+ *   pool client files    (vmm/pool_service/pool_files.c) the view and the
+ *                        pageblock files of a VM process: a leaf, taken under
+ *                        chan.lock, cache_lock or mem_lock (a fault's mapping)
+ *   pool host_lock       making pool blocks huge vs giving them back, and a
+ *                        pageblock's file (mm/hostmem.c, mm/pbfile.c): its
+ *                        holders take only pool lock,
  *                        so it may be waited for under the locks above (a
  *                        huge first touch, under mem_lock, waits for its
- *                        block); other allocators only trylock it
+ *                        block); other allocators only trylock it, and so
+ *                        does whoever drops pool lock with pageblocks waiting
+ *                        for fresh files (the holder retires them)
  *   pool pcp_list_lock   the list of per-thread lists (mm/pcp.c)
  *   pcp.lock             one per-thread list
  *   pool lock            the buddy lists (like zone->lock)

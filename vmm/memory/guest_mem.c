@@ -129,13 +129,17 @@ static struct vm_region *region_of_hva(struct vm *vm, uint64_t hva)
 	return NULL;
 }
 
+/* @len stays within @frame's pageblock: a pageblock may be a file of its own. */
 int gmem_map(struct vm *vm, uint8_t *hva, uint64_t frame, uint64_t len)
 {
-	void *p = MM_FAULT_OR(MM_FAULT_MMAP, MAP_FAILED,
-			      mmap(hva, len, PROT_READ | PROT_WRITE,
-				   MAP_SHARED | MAP_FIXED, vm->pool->fd,
-				   (off_t)(frame << MM_PAGE_SHIFT)));
+	off_t off;
+	int fd = pool_frame_file(vm->pool, frame, &off);
+	void *p;
 
+	if (fd < 0)
+		return fd;
+	p = MM_FAULT_OR(MM_FAULT_MMAP, MAP_FAILED,
+			mmap(hva, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, off));
 	if (p != MAP_FAILED)
 		return 0;
 	/* the host ran out of VMAs, not of memory: say which */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The frame pool as VM code sees it: a shared mapping of the whole memfd,
- * through which the VMM zeroes and copies frames, and the allocator's
+ * The frame pool as VM code sees it: a shared view of the frames it may
+ * reach (the whole pool, or a VM process's own pageblocks), through which
+ * the VMM zeroes and copies frames, and the allocator's
  * calls, served by one of two backends chosen when the pool is opened:
  * this process's own mm/ allocator (pool_own.c), or the host pool service
  * in another process (vmm/pool_service/pool_remote.c). Each backend is a
@@ -62,6 +63,8 @@ struct pool_ops {
 	int (*pcp_create)(struct pool *pool, struct mm_pcp **out);
 	/* Optional: every frame of @owner back in one step (NULL: free each). */
 	long (*release_all)(struct pool *pool, uint32_t owner);
+	/* The descriptor and offset behind a frame the caller holds (not a copy). */
+	int (*frame_file)(struct pool *pool, uint64_t frame, off_t *off);
 	/* What the backend holds besides struct pool's common fields. */
 	void (*close)(struct pool *pool);
 };
@@ -218,6 +221,15 @@ void pool_pcp_destroy(struct mm_pcp *pcp);
 static inline __must_check long pool_release_all(struct pool *pool, uint32_t owner)
 {
 	return pool->ops->release_all ? pool->ops->release_all(pool, owner) : -EOPNOTSUPP;
+}
+
+/*
+ * What to map for a frame the caller holds: the pool's memfd, or with a
+ * file per pageblock (a served pool, a VM process's) its pageblock's.
+ */
+static inline int pool_frame_file(struct pool *pool, uint64_t frame, off_t *off)
+{
+	return pool->ops->frame_file(pool, frame, off);
 }
 
 static inline void *pool_frame_ptr(const struct pool *pool, uint64_t frame)

@@ -120,6 +120,12 @@ static int own_pcp_create(struct pool *pool, struct mm_pcp **out)
 	return mm_pcp_create(pool->mm, out);
 }
 
+/* The pool's memfd, or once served (a file per pageblock) the pageblock's. */
+static int own_frame_file(struct pool *pool, uint64_t frame, off_t *off)
+{
+	return mm_frame_file(pool->mm, frame, off);
+}
+
 static void own_close(struct pool *pool)
 {
 	mm_pool_destroy(pool->mm);
@@ -142,6 +148,7 @@ static const struct pool_ops own_pool_ops = {
 	.owner_register = own_owner_register,
 	.owner_unregister = own_owner_unregister,
 	.pcp_create = own_pcp_create,
+	.frame_file = own_frame_file,
 	.close = own_close,
 };
 

@@ -4,10 +4,12 @@
  * service has two threads for us (pool_service.c): a fault's allocation,
  * under the VM's memory lock, never queues behind an assembly's, which
  * may wait for compaction calling back into this very process. A third
- * socket carries the service's requests, answered by cb_thread.
+ * socket carries the service's requests, answered by cb_thread. What of
+ * the pool we can reach is pool_files.c's: the files of our pageblocks,
+ * installed as replies bring them, dropped as our frames go back.
  *
  * Locks (vm.h's list): chan.lock and cache_lock are leaves, never held
- * together, and taken under the VM's mem_lock (a fault's refill, a free);
+ * together (the files' lock is taken under either), and taken under the VM's mem_lock (a fault's refill, a free);
  * ops_lock is read-held by cb_thread around an owner callback (which takes
  * mem_lock), and write-held only to change the operations.
  */
@@ -24,13 +26,16 @@
 #include <unistd.h>
 
 #include "vmm/pool_service/pool_client.h"
+#include "vmm/pool_service/pool_files.h"
 #include "vmm/pool_service/pool_proto.h"
+#include "vmm/sys/host.h"
 
 struct chan {
 	int fd;
-	pthread_mutex_t lock;	/* one request in flight; q and r */
+	pthread_mutex_t lock;	/* one request in flight; q, r and fds */
 	uint32_t seq;
 	struct pool_msg *q, *r;
+	int fds[POOL_MSG_FDS];	/* that came with r, -1: none */
 };
 
 struct pool_client {
@@ -50,7 +55,17 @@ struct pool_client {
 	pthread_rwlock_t ops_lock;
 	const struct mm_owner_ops *ops;
 	void *priv;
+	struct pool_files *files;
 };
+
+static void close_fds(int *fds, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		if (fds[i] >= 0)
+			close(fds[i]);
+		fds[i] = -1;
+	}
+}
 
 static void went_away(struct pool_client *c, int why)
 {
@@ -89,7 +104,8 @@ static ssize_t __call(struct pool_client *c, struct chan *ch, size_t qlen)
 			ret = ret ? ret : -ETIMEDOUT;
 			break;
 		}
-		len = pool_wire_recv(ch->fd, ch->r, POOL_MSG_MAX, NULL, 0);
+		close_fds(ch->fds, POOL_MSG_FDS);
+		len = pool_wire_recv(ch->fd, ch->r, POOL_MSG_MAX, ch->fds, POOL_MSG_FDS);
 		if (len <= 0) {
 			ret = len ? (int)len : -ECONNRESET;
 			break;
@@ -110,8 +126,10 @@ static struct pool_msg *begin(struct chan *ch, uint32_t op, uint32_t n)
 	return ch->q;
 }
 
+/* Files a reply brought and nobody took are closed here. */
 static void end(struct chan *ch)
 {
+	close_fds(ch->fds, POOL_MSG_FDS);
 	pthread_mutex_unlock(&ch->lock);
 }
 
@@ -126,6 +144,34 @@ static int call_simple(struct pool_client *c, uint32_t op, uint64_t a0)
 	len = __call(c, &c->fast, sizeof(*q));
 	ret = len < 0 ? (int)len : c->fast.r->ret;
 	end(&c->fast);
+	return ret;
+}
+
+/*
+ * An ALLOC reply's frames become ours: first the files it brought (the
+ * pageblocks' numbers follow the frames), then the count of each frame's
+ * pageblock. A frame in a pageblock we have no file for cannot be used:
+ * the service broke the protocol. The frames' count, or -EPROTO.
+ */
+static long take_frames(struct pool_client *c, struct chan *ch, const uint32_t *frames,
+			unsigned int order)
+{
+	const uint32_t *pbs = (const uint32_t *)ch->r->data + ch->r->n;
+	long ret = (long)ch->r->n;
+	off_t off;
+
+	for (uint32_t i = 0; i < ch->r->a[2]; i++) {
+		int fd = ch->fds[i];
+
+		ch->fds[i] = -1;
+		if (fd < 0 || pool_files_install(c->files, pbs[i], fd))
+			ret = -EPROTO;
+	}
+	for (uint32_t i = 0; i < ch->r->n; i++) {
+		pool_files_hold(c->files, frames[i], order, true);
+		if (pool_files_fd(c->files, frames[i], &off) < 0)
+			ret = -EPROTO;
+	}
 	return ret;
 }
 
@@ -153,7 +199,8 @@ long pool_client_alloc_keep(struct pool_client *c, unsigned int order, unsigned 
 		ret = len;
 	} else if (ch->r->ret < 0) {
 		ret = ch->r->ret;
-	} else if (ch->r->n > n || (size_t)len != sizeof(*ch->r) + ch->r->n * sizeof(uint32_t)) {
+	} else if (ch->r->n > n || ch->r->a[2] > POOL_MSG_FDS ||
+		   (size_t)len != sizeof(*ch->r) + (ch->r->n + ch->r->a[2]) * sizeof(uint32_t)) {
 		ret = -EPROTO;
 	} else {
 		memcpy(frames, ch->r->data, ch->r->n * sizeof(uint32_t));
@@ -163,13 +210,21 @@ long pool_client_alloc_keep(struct pool_client *c, unsigned int order, unsigned 
 		for (uint32_t i = 0; i < ch->r->n; i++)
 			if (frames[i] >= c->frames)
 				ret = -EPROTO;
+		if (ret > 0)
+			ret = take_frames(c, ch, frames, order);
 	}
 	end(ch);
 	return ret;
 }
 
-/* Send @n frames back; how many the service refused (counted), or -errno. */
-static long give_back(struct pool_client *c, const uint32_t *frames, size_t n)
+/*
+ * Send @n blocks of @order back; how many the service refused (counted),
+ * or -errno. What the service answered for is ours no more, refused or
+ * not: a pageblock left with none of our frames is unmapped. What it
+ * never answered for stays (the VM lives on it without a service).
+ */
+static long give_back(struct pool_client *c, const uint32_t *frames, size_t n,
+		      unsigned int order)
 {
 	long refused = 0;
 
@@ -184,6 +239,8 @@ static long give_back(struct pool_client *c, const uint32_t *frames, size_t n)
 		end(&c->fast);
 		if (len < 0)
 			return len;
+		for (size_t i = 0; i < k; i++)
+			pool_files_hold(c->files, frames[i], order, false);
 		frames += k;
 		n -= k;
 	}
@@ -228,7 +285,7 @@ long pool_client_page(struct pool_client *c)
 	pthread_mutex_unlock(&c->cache_lock);
 	/* the cache could not grow: these go straight back (a refusal is counted) */
 	if (n)
-		give_back(c, got, (size_t)n);
+		give_back(c, got, (size_t)n, 0);
 	return frame;
 }
 
@@ -282,7 +339,7 @@ int pool_client_free(struct pool_client *c, uint64_t frame, unsigned int order)
 	if (order && !pool_client_gone(c)) {
 		uint32_t f = (uint32_t)frame;
 
-		refused = give_back(c, &f, 1);
+		refused = give_back(c, &f, 1, order);
 		if (refused != -ESHUTDOWN)
 			return refused ? -EINVAL : 0;
 	}
@@ -295,7 +352,7 @@ int pool_client_free(struct pool_client *c, uint64_t frame, unsigned int order)
 		memcpy(spill, &c->cache[c->nr], n * sizeof(*spill));
 	}
 	pthread_mutex_unlock(&c->cache_lock);
-	refused = n ? give_back(c, spill, n) : 0;
+	refused = n ? give_back(c, spill, n, 0) : 0;
 	return ret ? ret : refused > 0 ? -EINVAL : 0;
 }
 
@@ -344,7 +401,7 @@ uint64_t pool_client_drain(struct pool_client *c)
 	c->cache = NULL;
 	c->nr = c->cap = 0;
 	pthread_mutex_unlock(&c->cache_lock);
-	refused = n ? give_back(c, frames, n) : 0;
+	refused = n ? give_back(c, frames, n, 0) : 0;
 	free(frames);
 	return refused < 0 ? n : (uint64_t)refused;
 }
@@ -367,6 +424,7 @@ long pool_client_release(struct pool_client *c)
 	c->nr = 0;
 	c->nr_runs = 0;
 	pthread_mutex_unlock(&c->cache_lock);
+	pool_files_drop_all(c->files);
 	return ret;
 }
 
@@ -538,12 +596,11 @@ void pool_client_set_owner(struct pool_client *c, const struct mm_owner_ops *ops
  * yet: the new one simply takes its place. Anything else is the owner's
  * (the VM's ram_migrate), exactly as mm/ would call it in one process.
  */
-static int answer_migrate(struct pool_client *c, uint64_t old, uint64_t new, unsigned int order)
+static int __answer_migrate(struct pool_client *c, uint64_t old, uint64_t new,
+			    unsigned int order)
 {
 	int ret = -EBUSY;
 
-	if (old >= c->frames || new >= c->frames || order > MM_PAGEBLOCK_ORDER)
-		return -EINVAL;
 	if (!order) {
 		pthread_mutex_lock(&c->cache_lock);
 		/* a frame of a cached run: the runs break up into single frames */
@@ -569,19 +626,45 @@ static int answer_migrate(struct pool_client *c, uint64_t old, uint64_t new, uns
 	return ret;
 }
 
+/*
+ * The new block's pageblock file (@fd, ours now) is mapped first; a
+ * move done makes the new block ours and the old one the service's.
+ */
+static int answer_migrate(struct pool_client *c, uint64_t old, uint64_t new, unsigned int order,
+			  int fd)
+{
+	int ret;
+
+	if (old >= c->frames || new >= c->frames || order > MM_PAGEBLOCK_ORDER) {
+		if (fd >= 0)
+			close(fd);
+		return -EINVAL;
+	}
+	if (fd < 0 || pool_files_install(c->files, new >> MM_PAGEBLOCK_ORDER, fd))
+		return -EBUSY;
+	pool_files_hold(c->files, new, order, true);
+	ret = __answer_migrate(c, old, new, order);
+	pool_files_hold(c->files, ret ? new : old, order, false);
+	return ret;
+}
+
 static void *cb_thread(void *arg)
 {
 	struct pool_client *c = arg;
 	struct pool_msg m;
 
 	for (;;) {
-		ssize_t len = pool_wire_recv(c->cb_fd, &m, sizeof(m), NULL, 0);
+		int fd = -1;
+		ssize_t len = pool_wire_recv(c->cb_fd, &m, sizeof(m), &fd, 1);
 
 		if (len <= 0)
 			break;
-		if (len != (ssize_t)sizeof(m) || m.op != POOL_MIGRATE)
+		if (len != (ssize_t)sizeof(m) || m.op != POOL_MIGRATE) {
+			if (fd >= 0)
+				close(fd);
 			continue;
-		m.ret = answer_migrate(c, m.a[0], m.a[1], (unsigned int)m.a[2]);
+		}
+		m.ret = answer_migrate(c, m.a[0], m.a[1], (unsigned int)m.a[2], fd);
 		if (pool_wire_send(c->cb_fd, &m, sizeof(m), NULL, 0))
 			break;
 	}
@@ -591,6 +674,8 @@ static void *cb_thread(void *arg)
 static int chan_init(struct chan *ch, int fd)
 {
 	ch->fd = fd;
+	for (unsigned int i = 0; i < POOL_MSG_FDS; i++)
+		ch->fds[i] = -1;
 	pthread_mutex_init(&ch->lock, NULL);
 	ch->q = calloc(1, POOL_MSG_MAX);
 	ch->r = calloc(1, POOL_MSG_MAX);
@@ -599,6 +684,7 @@ static int chan_init(struct chan *ch, int fd)
 
 static void chan_fini(struct chan *ch)
 {
+	close_fds(ch->fds, POOL_MSG_FDS);
 	if (ch->fd >= 0)
 		close(ch->fd);
 	pthread_mutex_destroy(&ch->lock);
@@ -612,7 +698,6 @@ static int say_hello(struct pool_client *c, const char *name, uint64_t ram_bytes
 {
 	struct pool_msg *m = c->fast.q;
 	size_t n = strnlen(name, POOL_NAME_MAX - 1);
-	int fd = -1;
 	ssize_t len;
 	int ret;
 
@@ -625,7 +710,7 @@ static int say_hello(struct pool_client *c, const char *name, uint64_t ram_bytes
 		return ret;
 	}
 	ret = pool_wire_wait(c->fast.fd, POOL_CLIENT_ANSWER_MS);
-	len = ret > 0 ? pool_wire_recv(c->fast.fd, c->fast.r, POOL_MSG_MAX, &fd, 1) : -ETIMEDOUT;
+	len = ret > 0 ? pool_wire_recv(c->fast.fd, c->fast.r, POOL_MSG_MAX, NULL, 0) : -ETIMEDOUT;
 	m = c->fast.r;
 	if (len < (ssize_t)sizeof(*m) || m->op != POOL_HELLO) {
 		snprintf(err, errlen, "the pool service did not answer");
@@ -636,19 +721,19 @@ static int say_hello(struct pool_client *c, const char *name, uint64_t ram_bytes
 		memcpy(err, m->data, k);
 		err[k] = '\0';
 		ret = m->ret;
-	} else if (fd < 0) {
-		snprintf(err, errlen, "the pool service sent no pool");
-		ret = -EPROTO;
+	} else if (!m->a[0] || m->a[0] % MM_PAGEBLOCK_PAGES || m->a[0] > UINT32_MAX ||
+		   (ret = pool_files_init(m->a[0], &c->files))) {
+		snprintf(err, errlen, "cannot map a view of the pool of %llu frames",
+			 (unsigned long long)m->a[0]);
+		ret = ret ? ret : -EPROTO;
 	} else {
 		c->frames = m->a[0];
 		c->owner = (uint32_t)m->a[1];
 		*info = (struct pool_client_info){ .frames = m->a[0], .owner = c->owner,
 			.quota = m->a[3], .host_huge = m->a[2] & POOL_HOST_HUGE,
-			.release_ms = (unsigned int)m->a[2], .pool_fd = fd };
+			.release_ms = (unsigned int)m->a[2], .base = pool_files_base(c->files) };
 		return 0;
 	}
-	if (fd >= 0)
-		close(fd);
 	return ret;
 }
 
@@ -664,7 +749,9 @@ int pool_client_connect(const char *path, const char *name, uint64_t ram_bytes,
 
 	if (!c)
 		return ret;
-	c->cb_fd = -1;
+	c->cb_fd = c->fast.fd = c->slow.fd = -1;
+	for (unsigned int i = 0; i < POOL_MSG_FDS; i++)
+		c->fast.fds[i] = c->slow.fds[i] = -1;
 	pthread_mutex_init(&c->cache_lock, NULL);
 	pthread_rwlock_init(&c->ops_lock, NULL);
 	if (chan_init(&c->fast, socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) ||
@@ -691,6 +778,9 @@ int pool_client_connect(const char *path, const char *name, uint64_t ram_bytes,
 	close(cb[1]);
 	close(slow[1]);
 	cb[1] = slow[1] = -1;
+	/* a file per pageblock we may hold: as many descriptors */
+	if (!ret)
+		ret = host_raise_nofile(info->quota >> MM_PAGEBLOCK_ORDER, err, errlen);
 	if (ret)
 		goto fail;
 	sigfillset(&all);
@@ -698,7 +788,6 @@ int pool_client_connect(const char *path, const char *name, uint64_t ram_bytes,
 	ret = -pthread_create(&c->cb_thread, NULL, cb_thread, c);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret) {
-		close(info->pool_fd);
 		snprintf(err, errlen, "cannot start the pool client: %s", strerror(-ret));
 		goto fail;
 	}
@@ -730,8 +819,14 @@ void pool_client_close(struct pool_client *c)
 		close(c->cb_fd);
 	chan_fini(&c->fast);
 	chan_fini(&c->slow);
+	pool_files_fini(c->files);
 	pthread_mutex_destroy(&c->cache_lock);
 	pthread_rwlock_destroy(&c->ops_lock);
 	free(c->cache);
 	free(c);
+}
+
+int pool_client_frame_file(struct pool_client *c, uint64_t frame, off_t *off)
+{
+	return pool_files_fd(c->files, frame, off);
 }

@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "mm/mm.h"
 
@@ -32,7 +33,7 @@ struct pool_client_info {
 	uint64_t quota;		/* frames we may hold */
 	bool host_huge;
 	unsigned int release_ms;
-	int pool_fd;		/* the pool's memfd */
+	uint8_t *base;		/* frame f at base + f * 4 KiB, while we hold it */
 };
 
 /* -errno with the service's sentence (or ours) in @err. */
@@ -41,6 +42,8 @@ __must_check int pool_client_connect(const char *path, const char *name, uint64_
 				     unsigned int kind, struct pool_client **out,
 				     struct pool_client_info *info, char *err, size_t errlen);
 void pool_client_close(struct pool_client *c);
+/* The file and offset behind a frame we hold (not a copy), or -ENOENT. */
+int pool_client_frame_file(struct pool_client *c, uint64_t frame, off_t *off);
 bool pool_client_gone(struct pool_client *c);
 
 /* The owner operations the service's requests run (NULL: refuse them). */

@@ -6,10 +6,12 @@
  * oversized one is refused by its length alone, never half-parsed.
  *
  * A VM process connects and sends HELLO with its callback socket (one end
- * of a socketpair, SCM_RIGHTS); the reply carries the pool's memfd. From
- * then on the VM process asks on the connection (ALLOC, FREE, ...: one
- * request, one reply) and the service asks on the callback socket
- * (MIGRATE: move a block where the mapping is). Both sides are the same
+ * of a socketpair, SCM_RIGHTS). From then on the VM process asks on the
+ * connection (ALLOC, FREE, ...: one request, one reply) and the service
+ * asks on the callback socket (MIGRATE: move a block where the mapping
+ * is). The pool is a file per pageblock (mm/pbfile.c): an ALLOC reply
+ * carries the files of the pageblocks its frames are in, a MIGRATE the
+ * file of the new block's, and a client is given no other memory. Both sides are the same
  * gpmm binary: HELLO refuses any other protocol version.
  */
 #ifndef GPMM_POOL_PROTO_H
@@ -21,11 +23,12 @@
 
 #define POOL_PROTO_VERSION	1
 #define POOL_MAX_ITEMS		1024	/* frames, or infos, in one message */
+#define POOL_MSG_FDS		8	/* descriptors with one message, at most */
 #define POOL_NAME_MAX		64
 
 enum pool_op {
 	POOL_HELLO = 1,		/* a: version, ram bytes, (unused), POOL_CLIENT_*; data: name; fds: callback, slow */
-	POOL_ALLOC,		/* a: order, count, POOL_ALLOC_* -> frames; a: zeroed, huge bits */
+	POOL_ALLOC,		/* a: order, count, POOL_ALLOC_* -> frames, pageblocks; a: zeroed, huge, pageblocks; fds: their files */
 	POOL_FREE,		/* frames -> a[0]: how many were refused */
 	POOL_SPLIT,		/* a[0]: frame */
 	POOL_PIN,		/* a[0]: frame */
@@ -35,7 +38,7 @@ enum pool_op {
 	POOL_STATS,		/* -> struct mm_stats */
 	POOL_WALK,		/* a[0]: first pageblock -> struct mm_pageblock_info each */
 	POOL_VM_REPORT,		/* data: the VM's report (JSON text); no reply */
-	POOL_MIGRATE,		/* service to VM: a: old, new, order */
+	POOL_MIGRATE,		/* service to VM: a: old, new, order; fd: new's pageblock's file */
 	POOL_RELEASE,		/* every frame of ours goes back -> a[0]: frames freed */
 	POOL_WALK_OWN,		/* a[0]: first pageblock -> struct pool_wire_pb each, ours only */
 	POOL_OPS
@@ -82,7 +85,7 @@ struct pool_wire_pb {
 /* Pageblocks of a client's own in one reply: fewer say there are no more. */
 #define POOL_OWN_ITEMS		((POOL_MSG_MAX - sizeof(struct pool_msg)) / sizeof(struct pool_wire_pb))
 
-/* HELLO's reply, a[]: frames, owner id, host flags, quota in frames. */
+/* HELLO's reply, a[]: frames, owner id, host flags, quota in frames; no descriptor. */
 #define POOL_HOST_HUGE		(1ULL << 32)	/* a[2]: low 32 bits release_ms */
 
 #include <sys/types.h>

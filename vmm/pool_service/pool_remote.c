@@ -121,10 +121,13 @@ static void remote_close(struct pool *pool)
 	/* the cache, now: what is left goes back when our socket closes */
 	if (pool_client_drain(pool->client) && !pool_client_gone(pool->client))
 		fprintf(stderr, "gpmm: the pool service refused frames back\n");
-	if (pool->base)
-		munmap(pool->base, pool->size);
-	pool_client_close(pool->client);
-	close(pool->fd);
+	pool_client_close(pool->client);	/* the view with it */
+}
+
+/* Guest memory maps the files of our own pageblocks: we have no other. */
+static int remote_frame_file(struct pool *pool, uint64_t frame, off_t *off)
+{
+	return pool_client_frame_file(pool->client, frame, off);
 }
 
 /* Without a service there is no one to give frames back to. */
@@ -151,6 +154,7 @@ static const struct pool_ops remote_pool_ops = {
 	.owner_unregister = remote_owner_unregister,
 	.pcp_create = remote_pcp_create,
 	.release_all = remote_release_all,
+	.frame_file = remote_frame_file,
 	.close = remote_close,
 };
 
@@ -170,16 +174,16 @@ int pool_open_remote(const char *path, const char *name, uint64_t ram_bytes,
 		return ret;
 	}
 	pool->ops = &remote_pool_ops;
-	pool->fd = info.pool_fd;
+	pool->fd = -1;
+	pool->base = info.base;
 	pool->size = info.frames << MM_PAGE_SHIFT;
 	pool->remote_owner = info.owner;
 	pool->host = (struct pool_host){ .huge = info.host_huge, .release_ms = info.release_ms };
 	pool->gpa_of = calloc(info.frames, sizeof(*pool->gpa_of));
-	ret = pool->gpa_of ? mm_map_pool_view(pool->fd, pool->size, &pool->base) : -ENOMEM;
-	if (ret) {
-		snprintf(err, errlen, "mapping the host pool: %s", strerror(-ret));
+	if (!pool->gpa_of) {
+		snprintf(err, errlen, "no memory for the pool's map");
 		pool_close(pool);
-		return ret;
+		return -ENOMEM;
 	}
 	*out = pool;
 	return 0;

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "vmm/core/vm.h"
+#include "vmm/sys/host.h"
 #include "vmm/sys/unix_socket.h"
 #include "vmm/pool_service/pool_proto.h"
 #include "vmm/pool_service/pool_service.h"
@@ -156,24 +157,31 @@ static int client_migrate(void *priv, uint64_t old, uint64_t new, unsigned int o
 {
 	struct svc_client *c = priv;
 	struct pool_msg m = { .op = POOL_MIGRATE, .a = { old, new, order } };
-	int ret;
+	uint32_t serial;
+	int ret, file;
 
 	if (__atomic_load_n(&c->dead, __ATOMIC_ACQUIRE))
 		return -EBUSY;
 	/* a move it might leave undecided would take it past its quota */
 	if (__atomic_load_n(&c->held, __ATOMIC_RELAXED) + (1UL << order) > c->quota)
 		return -EBUSY;
+	/* the new block is in a pageblock of the client's own: its file goes along */
+	file = mm_pageblock_file(c->svc->pool->mm, new, c->owner, &serial);
+	if (file < 0)
+		return -EBUSY;
 	pthread_mutex_lock(&c->cb_lock);
 	if (c->late.pending) {
 		/* its answer may be there now; only it can settle the move */
 		if (read_answer(c, 0, 0) != -ETIMEDOUT || c->late.pending) {
 			pthread_mutex_unlock(&c->cb_lock);
+			close(file);
 			return -EBUSY;
 		}
 	}
 	m.seq = ++c->cb_seq;
 	__atomic_add_fetch(&c->moves_asked, 1, __ATOMIC_RELAXED);
-	ret = pool_wire_send(c->cb_fd, &m, sizeof(m), NULL, 0);
+	ret = pool_wire_send(c->cb_fd, &m, sizeof(m), &file, 1);
+	close(file);
 	if (!ret)
 		ret = read_answer(c, m.seq, (int)c->svc->answer_ms);
 	if (ret == -ETIMEDOUT) {
@@ -194,12 +202,45 @@ static int client_migrate(void *priv, uint64_t old, uint64_t new, unsigned int o
 
 static const struct mm_owner_ops client_ops = { .migrate = client_migrate };
 
+/* The files a reply carries (POOL_ALLOC: of its frames' pageblocks). */
+struct reply_files {
+	int fd[POOL_MSG_FDS];
+	uint32_t pb[POOL_MSG_FDS];
+	unsigned int n;
+};
+
+/*
+ * The file of @frame's pageblock goes with the reply unless it does
+ * already; false when the reply has room for no more (or the file is
+ * not the client's: then nothing of it may go).
+ */
+static bool reply_file(struct svc_client *c, struct reply_files *rf, uint64_t frame)
+{
+	uint32_t pb = (uint32_t)(frame >> MM_PAGEBLOCK_ORDER), serial;
+	int fd;
+
+	for (unsigned int i = 0; i < rf->n; i++)
+		if (rf->pb[i] == pb)
+			return true;
+	if (rf->n == POOL_MSG_FDS)
+		return false;
+	fd = mm_pageblock_file(c->svc->pool->mm, frame, c->owner, &serial);
+	if (fd < 0)
+		return false;
+	rf->pb[rf->n] = pb;
+	rf->fd[rf->n++] = fd;
+	return true;
+}
+
 /*
  * Frames for a VM process: @count blocks of @order, movable (guest RAM
  * always is), within its quota. A request that may compact only for a
  * whole pageblock (an assembly); everything else is a nowait allocation.
+ * The batch stops where its frames would need more files than a message
+ * carries: the client asks again.
  */
-static void do_alloc(struct svc_client *c, const struct pool_msg *q, struct pool_msg *r)
+static void do_alloc(struct svc_client *c, const struct pool_msg *q, struct pool_msg *r,
+		     struct reply_files *rf)
 {
 	struct mm_pool *mm = c->svc->pool->mm;
 	uint64_t order = q->a[0], n = q->a[1], flags = q->a[2];
@@ -229,6 +270,10 @@ static void do_alloc(struct svc_client *c, const struct pool_msg *q, struct pool
 			r->ret = r->n ? 0 : (int)f;
 			break;
 		}
+		if (!reply_file(c, rf, (uint64_t)f)) {
+			r->ret = mm_free(mm, NULL, (uint64_t)f) ? -EFAULT : r->n ? 0 : -EBUSY;
+			break;
+		}
 		/* a fresh block may be under compaction's eye already: then no split */
 		if ((flags & POOL_ALLOC_SPLIT) && order && mm_split(mm, (uint64_t)f)) {
 			r->ret = mm_free(mm, NULL, (uint64_t)f) ? -EFAULT : r->n ? 0 : -EBUSY;
@@ -242,6 +287,8 @@ static void do_alloc(struct svc_client *c, const struct pool_msg *q, struct pool
 		r->a[0] = mm_pageblock_take_zeroed(mm, frames[0]);
 		r->a[1] = mm_pageblock_host_huge(mm, frames[0]);
 	}
+	memcpy(&frames[r->n], rf->pb, rf->n * sizeof(uint32_t));
+	r->a[2] = rf->n;
 }
 
 static void do_free(struct svc_client *c, const struct pool_msg *q, struct pool_msg *r)
@@ -462,7 +509,7 @@ static size_t item_size(uint32_t op)
 
 /* One request; the reply's length, 0 for none, -1 for a malformed one. */
 static ssize_t handle(struct svc_client *c, const struct pool_msg *q, size_t len,
-		      struct pool_msg *r)
+		      struct pool_msg *r, struct reply_files *rf)
 {
 	size_t isz = item_size(q->op);
 
@@ -471,8 +518,8 @@ static ssize_t handle(struct svc_client *c, const struct pool_msg *q, size_t len
 		return -1;
 	switch (q->op) {
 	case POOL_ALLOC:
-		do_alloc(c, q, r);
-		return (ssize_t)(sizeof(*r) + r->n * sizeof(uint32_t));
+		do_alloc(c, q, r, rf);
+		return (ssize_t)(sizeof(*r) + (r->n + rf->n) * sizeof(uint32_t));
 	case POOL_FREE:
 		do_free(c, q, r);
 		break;
@@ -598,7 +645,7 @@ static int hello(struct svc_client *c, struct pool_msg *m, char *why, size_t why
 		.a = { s->pool->size >> MM_PAGE_SHIFT, c->owner,
 		       (s->pool->host.huge ? POOL_HOST_HUGE : 0) | s->pool->host.release_ms,
 		       c->quota } };
-	return pool_wire_send(c->fd, m, sizeof(*m), &s->pool->fd, 1);
+	return pool_wire_send(c->fd, m, sizeof(*m), NULL, 0);
 }
 
 /* A refusal says why, in the reply's data, before the connection closes. */
@@ -660,10 +707,12 @@ static void serve(struct svc_client *c, int fd, struct pool_msg *q, struct pool_
 {
 	for (;;) {
 		ssize_t len = pool_wire_recv(fd, q, POOL_MSG_MAX, NULL, 0), out;
+		struct reply_files rf = { .n = 0 };
+		int sent;
 
 		if (len <= 0 && len != -EMSGSIZE && len != -EINTR)
 			break;
-		out = len > 0 ? handle(c, q, (size_t)len, r) : -1;
+		out = len > 0 ? handle(c, q, (size_t)len, r, &rf) : -1;
 		if (out < 0) {
 			/* garbage or a half message: refused, the client stays */
 			count(c->svc, &c->svc->bad_messages, 1);
@@ -671,7 +720,10 @@ static void serve(struct svc_client *c, int fd, struct pool_msg *q, struct pool_
 						.seq = len > 0 ? q->seq : 0, .ret = -EPROTO };
 			out = sizeof(*r);
 		}
-		if (out && pool_wire_send(fd, r, (size_t)out, NULL, 0))
+		sent = out ? pool_wire_send(fd, r, (size_t)out, rf.fd, rf.n) : 0;
+		for (unsigned int i = 0; i < rf.n; i++)
+			close(rf.fd[i]);
+		if (sent)
 			break;
 	}
 }
@@ -793,8 +845,16 @@ int pool_service_start(struct pool *pool, const char *path, unsigned int answer_
 		snprintf(err, errlen, "only a process that owns its pool can serve it");
 		return -EINVAL;
 	}
-	/* VM processes of different owners never share a pageblock */
+	/*
+	 * VM processes of different owners never share a pageblock, and each
+	 * is given the files of its own pageblocks only, never the pool's.
+	 */
+	ret = host_raise_nofile(pool->size >> MM_PAGEBLOCK_SHIFT, err, errlen);
+	if (ret)
+		return ret;
 	ret = mm_set_owned_blocks(pool->mm);
+	if (!ret)
+		ret = mm_set_pageblock_files(pool->mm);
 	if (ret) {
 		snprintf(err, errlen, "the pool must be served before it is used: %s",
 			 strerror(-ret));

@@ -19,7 +19,7 @@
  */
 ssize_t pool_wire_recv(int fd, struct pool_msg *m, size_t cap, int *fds, unsigned int nfd)
 {
-	char cbuf[CMSG_SPACE(sizeof(int) * 8)];
+	char cbuf[CMSG_SPACE(sizeof(int) * POOL_MSG_FDS)];
 	struct iovec iov = { .iov_base = m, .iov_len = cap };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 			     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
@@ -33,9 +33,9 @@ ssize_t pool_wire_recv(int fd, struct pool_msg *m, size_t cap, int *fds, unsigne
 		return -errno;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
 		int n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-		int passed[8];
+		int passed[POOL_MSG_FDS];
 
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || n > 8)
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || n > POOL_MSG_FDS)
 			continue;
 		memcpy(passed, CMSG_DATA(c), (size_t)n * sizeof(int));
 		for (int i = 0; i < n; i++) {
@@ -53,12 +53,12 @@ ssize_t pool_wire_recv(int fd, struct pool_msg *m, size_t cap, int *fds, unsigne
 int pool_wire_send(int fd, const struct pool_msg *m, size_t len, const int *fds,
 		   unsigned int nfd)
 {
-	char cbuf[CMSG_SPACE(sizeof(int) * 2)];
+	char cbuf[CMSG_SPACE(sizeof(int) * POOL_MSG_FDS)];
 	struct iovec iov = { .iov_base = (void *)m, .iov_len = len };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	ssize_t n;
 
-	if (nfd > 2)
+	if (nfd > POOL_MSG_FDS)
 		return -EINVAL;
 	if (nfd) {
 		struct cmsghdr *c;

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -435,4 +436,31 @@ json_t *host_caps_json(const struct host_report *rep)
 		json_object_set_new(caps, host_cap_table[i].name, o);
 	}
 	return json_pack("{s:s, s:o}", "kernel", rep->kernel, "capabilities", caps);
+}
+
+/*
+ * The soft limit on descriptors raised to the hard one if @need (plus
+ * room for sockets and the rest) does not fit under it: a pool served
+ * with a file per pageblock holds one per 2 MiB. -EMFILE with what to
+ * raise if even the hard limit is too low.
+ */
+int host_raise_nofile(uint64_t need, char *err, size_t errlen)
+{
+	struct rlimit rl;
+
+	need += HOST_NOFILE_ROOM;
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return -errno;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+		if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
+			snprintf(err, errlen, "%llu descriptors needed (a file per 2 MiB of pool), "
+				 "the hard limit is %llu: raise it (ulimit -Hn, LimitNOFILE=)",
+				 (unsigned long long)need, (unsigned long long)rl.rlim_max);
+			return -EMFILE;
+		}
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			return -errno;
+	}
+	return 0;
 }

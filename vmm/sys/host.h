@@ -56,5 +56,9 @@ void host_caps_print(FILE *f, const struct host_report *rep);
 json_t *host_caps_json(const struct host_report *rep);
 /* The host's cap on mappings per process (vm.max_map_count), 0: unknown. */
 uint64_t host_max_map_count(void);
+/* Descriptors this process may need besides @need (sockets, guests, logs). */
+#define HOST_NOFILE_ROOM	1024
+/* Raise RLIMIT_NOFILE's soft limit for @need more descriptors; -EMFILE and why. */
+__must_check int host_raise_nofile(uint64_t need, char *err, size_t errlen);
 
 #endif
