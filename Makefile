@@ -132,6 +132,7 @@ APP_SRCS   := $(VMM_SRCS) \
               bench/bench_frag.c \
               bench/bench_alloc.c \
               bench/bench_report.c \
+              bench/bench_pool_fds.c \
               bench/bench_vm.c \
               bench/bench_boot_linux.c \
               bench/bench_hugeback.c \

@@ -86,5 +86,6 @@ int cmd_bench_migrate(int argc, char **argv);
 int cmd_bench_hugeback(int argc, char **argv);
 int cmd_bench_isolation(int argc, char **argv);
 int cmd_bench_report(int argc, char **argv);
+int cmd_bench_pool_fds(int argc, char **argv);
 
 #endif

@@ -294,7 +294,11 @@ int mm_frame_file(const struct mm_pool *pool, uint64_t frame, off_t *off)
 	return __frame_file(pool, frame, off);
 }
 
-/* Host memory of every pageblock's file, from the kernel. */
+/*
+ * Host memory of the pageblocks' files, from the kernel. A file gets
+ * memory only once its pageblock is taken or populated (HOST_USED), and
+ * one given back is empty: the others are not asked.
+ */
 int64_t __pageblock_files_bytes(struct mm_pool *pool)
 {
 	int64_t bytes = 0;
@@ -302,7 +306,7 @@ int64_t __pageblock_files_bytes(struct mm_pool *pool)
 
 	pthread_mutex_lock(&pool->host_lock);
 	for (uint64_t pb = 0; pb < pool->nr_pageblocks; pb++)
-		if (!fstat(pool->pb_fd[pb], &st))
+		if (__pageblock_host_used(pool, pb) && !fstat(pool->pb_fd[pb], &st))
 			bytes += (int64_t)st.st_blocks * 512;
 	host_unlock(pool);
 	return bytes;

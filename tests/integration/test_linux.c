@@ -470,8 +470,12 @@ static void test_linux_on_pool_service(void)
 	CU_ASSERT_FATAL(sh(text, sizeof(text), "%s daemon --socket %s --pool-socket %s --pool 512M "
 			   ">%s/lxd.log 2>&1 & echo $!", gpmm_bin(), ctl, pool, test_run_dir()) == 0);
 	daemon_pid = atoi(text);
-	CU_ASSERT_FATAL(sh(NULL, 0, "for i in $(seq 300); do [ -S %s ] && exit 0; sleep 0.2; done; "
-			   "exit 1", pool) == 0);
+	if (sh(NULL, 0, "for i in $(seq 300); do [ -S %s ] && exit 0; sleep 0.2; done; exit 1",
+	       pool)) {
+		if (!sh(text, sizeof(text), "cat %s/lxd.log", test_run_dir()))
+			fprintf(stderr, "\n  the daemon's log:\n%.2000s", text);
+		CU_FAIL_FATAL("the daemon lends its pool");
+	}
 	snprintf(extra, sizeof(extra), "--host-pool=%s", pool);
 	REQUIRE(&c, boot(&c, "lx3", 256, lx_cpus(), "quiet", extra));
 	CU_ASSERT_PTR_NOT_NULL(strstr(c.out, "guest RAM from the host pool service"));
