@@ -188,7 +188,10 @@ static void test_compaction_stays_within_owner(void)
 	mm_pool_destroy(pool);
 }
 
-/* Turned on after the first allocation, the count would be wrong: refused. */
+/*
+ * Turned on after the first allocation, the count would be wrong, and a
+ * frame handed out of the pool's memfd would stay there: both refused.
+ */
 static void test_owned_only_from_the_start(void)
 {
 	struct mm_pool *pool = pool_new(4, true);
@@ -198,6 +201,7 @@ static void test_owned_only_from_the_start(void)
 	f = mm_alloc(pool, NULL, 0, MIGRATE_MOVABLE, MM_NO_OWNER);
 	CU_ASSERT_FATAL(f >= 0);
 	CU_ASSERT_EQUAL(mm_set_owned_blocks(pool), -EBUSY);
+	CU_ASSERT_EQUAL(mm_set_pageblock_files(pool), -EBUSY);
 	CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)f), 0);
 	CU_ASSERT_EQUAL(mm_set_owned_blocks(pool), 0);
 	CU_ASSERT_EQUAL(mm_set_owned_blocks(pool), 0);

@@ -188,19 +188,6 @@ static void test_populated_pool_keeps_memory(void)
 	mm_pool_destroy(pool);
 }
 
-static void test_files_only_from_the_start(void)
-{
-	struct mm_pool *pool = pool_new(4, true);
-	long f;
-
-	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
-	f = mm_alloc(pool, NULL, 0, MIGRATE_MOVABLE, MM_NO_OWNER);
-	CU_ASSERT_FATAL(f >= 0);
-	CU_ASSERT_EQUAL(mm_set_pageblock_files(pool), -EBUSY);
-	CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)f), 0);
-	mm_pool_destroy(pool);
-}
-
 int register_pbfile_suite(void)
 {
 	static const struct suite_test tests[] = {
@@ -208,7 +195,6 @@ int register_pbfile_suite(void)
 		{ "a free pageblock gets a fresh file", test_free_pageblock_gets_fresh_file },
 		{ "churn leaves nothing behind", test_churn_leaves_nothing },
 		{ "a populated pool keeps its memory", test_populated_pool_keeps_memory },
-		{ "files only from the start", test_files_only_from_the_start },
 	};
 
 	return SUITE("pbfile", tests);
