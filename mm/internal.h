@@ -202,14 +202,13 @@ struct mm_pool {
 	struct mm_worker *reporting;
 
 	/*
-	 * A file per pageblock (pbfile.c), when on: its descriptor and how
-	 * many files it had (pb_fd, pb_serial: under host_lock), and the
+	 * A file per pageblock (pbfile.c), when on: its descriptor (pb_fd:
+	 * under host_lock), and the
 	 * blocks waiting for fresh files (retiring: under pool->lock;
 	 * retire_pending their count, atomic).
 	 */
 	bool pb_files;
 	int *pb_fd;
-	uint32_t *pb_serial;
 	struct isolated *retiring;
 	uint32_t nr_retiring;
 	uint32_t retire_pending;

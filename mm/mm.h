@@ -228,11 +228,10 @@ __must_check int mm_set_owned_blocks(struct mm_pool *pool);
  */
 __must_check int mm_set_pageblock_files(struct mm_pool *pool);
 /*
- * A copy of the descriptor of @frame's pageblock if @owner owns it now,
- * and which of the pageblock's files it is (@serial); -ESRCH if not.
+ * A copy of the descriptor of @frame's pageblock if @owner owns it now;
+ * -ESRCH if not.
  */
-__must_check int mm_pageblock_file(struct mm_pool *pool, uint64_t frame, uint32_t owner,
-				   uint32_t *serial);
+__must_check int mm_pageblock_file(struct mm_pool *pool, uint64_t frame, uint32_t owner);
 /* The descriptor and offset behind a frame the caller holds (not a copy). */
 int mm_frame_file(const struct mm_pool *pool, uint64_t frame, off_t *off);
 __must_check int mm_owner_set_limit(struct mm_pool *pool, uint32_t owner, uint64_t pageblocks);

@@ -79,9 +79,8 @@ int mm_set_pageblock_files(struct mm_pool *pool)
 		goto out;
 	ret = -ENOMEM;
 	pool->pb_fd = malloc(pool->nr_pageblocks * sizeof(*pool->pb_fd));
-	pool->pb_serial = calloc(pool->nr_pageblocks, sizeof(*pool->pb_serial));
 	pool->retiring = calloc(pool->nr_pageblocks, sizeof(*pool->retiring));
-	if (!pool->pb_fd || !pool->pb_serial || !pool->retiring)
+	if (!pool->pb_fd || !pool->retiring)
 		goto out;
 	ret = 0;
 	for (uint64_t pb = 0; pb < pool->nr_pageblocks; pb++)
@@ -122,10 +121,8 @@ void pageblock_files_exit(struct mm_pool *pool)
 		if (pool->pb_fd[pb] >= 0)
 			close(pool->pb_fd[pb]);
 	free(pool->pb_fd);
-	free(pool->pb_serial);
 	free(pool->retiring);
 	pool->pb_fd = NULL;
-	pool->pb_serial = NULL;
 	pool->retiring = NULL;
 	pool->pb_files = false;
 }
@@ -185,7 +182,6 @@ static int pageblock_file_swap(struct mm_pool *pool, uint64_t pb)
 		err = -errno;	/* not reachable for a memfd; the file is ours alone now anyway */
 	close(old);
 	__atomic_store_n(&pool->pb_fd[pb], fd, __ATOMIC_RELEASE);
-	__atomic_fetch_add(&pool->pb_serial[pb], 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -259,10 +255,10 @@ void __pool_unlock_retire(struct mm_pool *pool)
 /*
  * The file of the pageblock of @frame, a descriptor of the caller's own
  * (to send to the process that holds it), if @owner owns the pageblock
- * now; *@serial says which file of the pageblock it is (each retirement
- * makes a new one). -ESRCH when @owner owns no such pageblock.
+ * now (a holder tells one file from the next by its inode: each
+ * retirement makes a new one). -ESRCH when @owner owns no such pageblock.
  */
-int mm_pageblock_file(struct mm_pool *pool, uint64_t frame, uint32_t owner, uint32_t *serial)
+int mm_pageblock_file(struct mm_pool *pool, uint64_t frame, uint32_t owner)
 {
 	uint64_t pb = frame >> MM_PAGEBLOCK_ORDER;
 	int fd = -ESRCH;
@@ -276,7 +272,6 @@ int mm_pageblock_file(struct mm_pool *pool, uint64_t frame, uint32_t owner, uint
 		fd = fcntl(pool->pb_fd[pb], F_DUPFD_CLOEXEC, 0);
 		if (fd < 0)
 			fd = -errno;
-		*serial = __atomic_load_n(&pool->pb_serial[pb], __ATOMIC_ACQUIRE);
 	}
 	host_unlock(pool);
 	return fd;

@@ -54,7 +54,7 @@ static off_t size_of(int fd)
 /* What the owner is handed is what the pool's view writes; nobody else gets it. */
 static void test_file_reaches_owner_only(void)
 {
-	uint32_t a, b, serial = 0;
+	uint32_t a, b;
 	struct mm_pool *pool = files_pool(8, &a, &b);
 	uint8_t *mine;
 	long fa;
@@ -64,9 +64,9 @@ static void test_file_reaches_owner_only(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
 	fa = mm_alloc(pool, NULL, 0, MIGRATE_MOVABLE, a);
 	CU_ASSERT_FATAL(fa >= 0);
-	CU_ASSERT_EQUAL(mm_pageblock_file(pool, (uint64_t)fa, b, &serial), -ESRCH);
-	CU_ASSERT_EQUAL(mm_pageblock_file(pool, (uint64_t)fa, MM_NO_OWNER, &serial), -ESRCH);
-	fd = mm_pageblock_file(pool, (uint64_t)fa, a, &serial);
+	CU_ASSERT_EQUAL(mm_pageblock_file(pool, (uint64_t)fa, b), -ESRCH);
+	CU_ASSERT_EQUAL(mm_pageblock_file(pool, (uint64_t)fa, MM_NO_OWNER), -ESRCH);
+	fd = mm_pageblock_file(pool, (uint64_t)fa, a);
 	CU_ASSERT_FATAL(fd >= 0);
 	CU_ASSERT_EQUAL(size_of(fd), MM_PAGEBLOCK_SIZE);
 	CU_ASSERT_EQUAL(inode_of(fd), inode_of(mm_frame_file(pool, (uint64_t)fa, &off)));
@@ -88,7 +88,7 @@ static void test_file_reaches_owner_only(void)
  */
 static void test_free_pageblock_gets_fresh_file(void)
 {
-	uint32_t a, b, sa = 0, sb = 0;
+	uint32_t a, b;
 	struct mm_pool *pool = files_pool(2, &a, &b);
 	struct mm_stats st;
 	long fa, fb;
@@ -97,7 +97,7 @@ static void test_free_pageblock_gets_fresh_file(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
 	fa = mm_alloc(pool, NULL, 0, MIGRATE_MOVABLE, a);
 	CU_ASSERT_FATAL(fa >= 0);
-	fd_a = mm_pageblock_file(pool, (uint64_t)fa, a, &sa);
+	fd_a = mm_pageblock_file(pool, (uint64_t)fa, a);
 	CU_ASSERT_FATAL(fd_a >= 0);
 	memset(mm_pool_base(pool) + ((uint64_t)fa << MM_PAGE_SHIFT), 0xa5, MM_PAGE_SIZE);
 	CU_ASSERT(mm_pool_host_bytes(pool) >= (int64_t)MM_PAGE_SIZE);
@@ -110,9 +110,8 @@ static void test_free_pageblock_gets_fresh_file(void)
 
 	fb = mm_alloc(pool, NULL, 0, MIGRATE_MOVABLE, b);
 	CU_ASSERT_EQUAL_FATAL(fb, fa);
-	fd_b = mm_pageblock_file(pool, (uint64_t)fb, b, &sb);
+	fd_b = mm_pageblock_file(pool, (uint64_t)fb, b);
 	CU_ASSERT_FATAL(fd_b >= 0);
-	CU_ASSERT_NOT_EQUAL(sb, sa);
 	CU_ASSERT_NOT_EQUAL(inode_of(fd_b), inode_of(fd_a));
 	CU_ASSERT_EQUAL(*(mm_pool_base(pool) + ((uint64_t)fb << MM_PAGE_SHIFT)), 0);
 	CU_ASSERT_EQUAL(size_of(fd_a), 0);
@@ -167,7 +166,7 @@ static void test_churn_leaves_nothing(void)
 static void test_populated_pool_keeps_memory(void)
 {
 	struct mm_pool *pool = pool_new(4, true);
-	uint32_t a, serial;
+	uint32_t a;
 	long f;
 	int fd;
 
@@ -179,7 +178,7 @@ static void test_populated_pool_keeps_memory(void)
 	CU_ASSERT_EQUAL_FATAL(mm_owner_register(pool, &no_moves, NULL, &a), 0);
 	f = mm_alloc(pool, NULL, 0, MIGRATE_MOVABLE, a);
 	CU_ASSERT_FATAL(f >= 0);
-	fd = mm_pageblock_file(pool, (uint64_t)f, a, &serial);
+	fd = mm_pageblock_file(pool, (uint64_t)f, a);
 	CU_ASSERT_FATAL(fd >= 0);
 	CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)f), 0);
 	CU_ASSERT_EQUAL(size_of(fd), 0);

@@ -157,7 +157,6 @@ static int client_migrate(void *priv, uint64_t old, uint64_t new, unsigned int o
 {
 	struct svc_client *c = priv;
 	struct pool_msg m = { .op = POOL_MIGRATE, .a = { old, new, order } };
-	uint32_t serial;
 	int ret, file;
 
 	if (__atomic_load_n(&c->dead, __ATOMIC_ACQUIRE))
@@ -166,7 +165,7 @@ static int client_migrate(void *priv, uint64_t old, uint64_t new, unsigned int o
 	if (__atomic_load_n(&c->held, __ATOMIC_RELAXED) + (1UL << order) > c->quota)
 		return -EBUSY;
 	/* the new block is in a pageblock of the client's own: its file goes along */
-	file = mm_pageblock_file(c->svc->pool->mm, new, c->owner, &serial);
+	file = mm_pageblock_file(c->svc->pool->mm, new, c->owner);
 	if (file < 0)
 		return -EBUSY;
 	pthread_mutex_lock(&c->cb_lock);
@@ -216,7 +215,7 @@ struct reply_files {
  */
 static bool reply_file(struct svc_client *c, struct reply_files *rf, uint64_t frame)
 {
-	uint32_t pb = (uint32_t)(frame >> MM_PAGEBLOCK_ORDER), serial;
+	uint32_t pb = (uint32_t)(frame >> MM_PAGEBLOCK_ORDER);
 	int fd;
 
 	for (unsigned int i = 0; i < rf->n; i++)
@@ -224,7 +223,7 @@ static bool reply_file(struct svc_client *c, struct reply_files *rf, uint64_t fr
 			return true;
 	if (rf->n == POOL_MSG_FDS)
 		return false;
-	fd = mm_pageblock_file(c->svc->pool->mm, frame, c->owner, &serial);
+	fd = mm_pageblock_file(c->svc->pool->mm, frame, c->owner);
 	if (fd < 0)
 		return false;
 	rf->pb[rf->n] = pb;
