@@ -79,6 +79,7 @@ VMM_SRCS   := vmm/memory/pool_own.c \
               vmm/qemu/qemu_args.c vmm/qemu/qmp_qemu.c cli/cmd_qemu.c \
               vmm/core/kvm.c \
               vmm/sys/host.c \
+              vmm/sys/tap.c \
               vmm/sys/uffd.c \
               vmm/memory/guest_mem.c \
               vmm/memory/guest_access.c \
@@ -121,7 +122,8 @@ DEV_SRCS   := devices/device.c \
               devices/virtio/virtio_queue.c \
               devices/virtio/virtio_mmio.c \
               devices/virtio/virtio_blk.c \
-              devices/virtio/virtio_balloon.c
+              devices/virtio/virtio_balloon.c \
+              devices/virtio/virtio_net.c
 
 APP_SRCS   := $(VMM_SRCS) \
               bench/prng.c \

@@ -47,9 +47,10 @@ struct daemon;
  * The file system first, before the process's first thread: what VM @cfg
  * needs, or a daemon's socket and metrics @paths (their directories) and
  * the @dirs its VMs may write in. Then the seccomp lists, before the first
- * VM starts. 0, or the reason said on stderr and the caller stops.
+ * VM starts. 0, or the reason said on stderr and the caller stops. A VM's
+ * named taps are attached first (their descriptors into @cfg).
  */
-int cli_sandbox_fs_vm(const struct vm_config *cfg, bool off, const char *who);
+int cli_sandbox_fs_vm(struct vm_config *cfg, bool off, const char *who);
 int cli_sandbox_fs_daemon(const char *const *paths, size_t n, const char *const *dirs,
 			  size_t nr_dirs, bool off, const char *who);
 int cli_sandbox(struct daemon *d, bool off, const char *who);

@@ -40,6 +40,9 @@ static const char run_usage[] =
 	"                           a bare number is MiB: 256 = 256M; 1.5G works)\n"
 	"  --cpus N                 vCPUs, 1..32 (default 1)\n"
 	"  --disk FILE              a raw image as virtio-blk\n"
+	"  --net tap=NAME|fd=N[,mac=52:54:00:..][,offload=off]\n"
+	"                           virtio-net over a host tap (repeat for more,\n"
+	"                           up to 4); the tap must exist or gpmm be root\n"
 	"  --balloon on|off         virtio-balloon: memory the guest frees goes back\n"
 	"                           to the pool (default on)\n"
 	"  --console stdio|pty|socket:PATH|file:PATH|none\n"
@@ -112,6 +115,11 @@ static int check_run_config(struct vm_config *cfg, const char *daemon_sock)
 		fprintf(stderr, "gpmm run: %s\n", err);
 		return -1;
 	}
+	if (daemon_sock && cfg->nr_net) {
+		fprintf(stderr, "gpmm run: --net: a VM the daemon hosts has no network yet "
+			"(run it in its own process: without --daemon)\n");
+		return -1;
+	}
 	if (own && cfg->ram_bytes > cfg->pool_bytes) {
 		fprintf(stderr, "gpmm run: --ram %llu MiB is larger than the pool (%llu MiB%s):"
 			" give --pool %lluM or more\n", (unsigned long long)(cfg->ram_bytes >> 20),
@@ -145,6 +153,7 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 		{ "huge-rate", required_argument, NULL, 'R' },
 		{ "huge-target", required_argument, NULL, 'T' },
 		{ "disk", required_argument, NULL, 'D' },
+		{ "net", required_argument, NULL, 'N' },
 		{ "balloon", required_argument, NULL, 'B' },
 		{ "pool-huge", required_argument, NULL, 'P' },
 		{ "pool-release-ms", required_argument, NULL, 'r' },
@@ -209,6 +218,7 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 		case 'R': key = "huge_rate"; break;
 		case 'T': key = "huge_target"; break;
 		case 'D': key = "disk"; break;
+		case 'N': key = "net"; break;
 		case 'B': key = "balloon"; break;
 		case 'P': key = "pool_huge"; break;
 		case 'r': key = "pool_release_ms"; break;

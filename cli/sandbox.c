@@ -22,6 +22,7 @@
 #include "vmm/control/qmp_client.h"
 #include "vmm/core/vm.h"
 #include "vmm/sys/sandbox.h"
+#include "vmm/sys/tap.h"
 
 #define RW	(SANDBOX_FS_READ | SANDBOX_FS_WRITE)
 #define RWC	(SANDBOX_FS_READ | SANDBOX_FS_WRITE | SANDBOX_FS_CREATE)
@@ -101,10 +102,15 @@ static int enter_fs(bool off, int ret, const char *who, char *err, size_t errlen
 	return ret;
 }
 
-int cli_sandbox_fs_vm(const struct vm_config *cfg, bool off, const char *who)
+int cli_sandbox_fs_vm(struct vm_config *cfg, bool off, const char *who)
 {
 	char err[PATH_MAX + 128];
 
+	/* before the sandbox, which keeps /dev/net/tun and TUNSETIFF out of reach */
+	if (tap_attach_all(cfg, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s\n", who, err);
+		return -1;
+	}
 	return enter_fs(off, off ? 0 : allow_vm(cfg, err, sizeof(err)), who, err, sizeof(err));
 }
 

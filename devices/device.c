@@ -11,7 +11,7 @@
 /*
  * virtio-mmio devices take the next free slot in this order: with a disk,
  * virtio-blk at 0xd0000000 (GSI 16) and the balloon next; without, the
- * balloon there.
+ * balloon there; network interfaces after them, in the order given.
  */
 static const struct device_ops *const device_registry[] = {
 	&serial8250_device,
@@ -19,6 +19,7 @@ static const struct device_ops *const device_registry[] = {
 	&power_device,
 	&virtio_blk_device,
 	&virtio_balloon_device,
+	&virtio_net_device,
 };
 
 #define NR_DEVICES (sizeof(device_registry) / sizeof(device_registry[0]))

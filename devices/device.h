@@ -41,5 +41,13 @@ extern const struct device_ops debugport_device;
 extern const struct device_ops power_device;
 extern const struct device_ops virtio_blk_device;
 extern const struct device_ops virtio_balloon_device;
+extern const struct device_ops virtio_net_device;
+
+/*
+ * "tap=NAME|fd=N[,mac=XX:XX:XX:XX:XX:XX][,offload=on|off]" into @out; 0, or
+ * -EINVAL with what is wrong in @err.
+ */
+__must_check int net_spec_parse(const char *spec, struct machine_net *out, char *err,
+				size_t errlen);
 
 #endif

@@ -69,6 +69,22 @@ struct device_bus {
 	unsigned int nr_mmio;
 };
 
+/*
+ * One network interface (virtio-net): a host tap opened by name, or one
+ * the VMM was handed open (libvirt's -netdev tap,fd=N). Parsed from
+ * "tap=NAME|fd=N[,mac=52:54:00:..][,offload=on|off]" by net_spec_parse.
+ */
+#define MACHINE_NET_MAX		4
+#define MACHINE_IFNAMSIZ	16
+
+struct machine_net {
+	char tap[MACHINE_IFNAMSIZ];	/* "" when fd is given */
+	int fd;				/* -1 when tap is named */
+	uint8_t mac[6];
+	bool mac_set;			/* else a random 52:54:00:xx:xx:xx */
+	bool offload;			/* checksum and TSO offloads (default on) */
+};
+
 /* What the device constructors are given: the VM's configuration, no more. */
 struct machine_config {
 	uint64_t ram_bytes;
@@ -76,6 +92,8 @@ struct machine_config {
 	bool disk_readonly;
 	bool balloon;			/* virtio-balloon */
 	bool balloon_reporting;		/* ... with free page reporting */
+	const struct machine_net *net;	/* virtio-net interfaces */
+	unsigned int nr_net;
 };
 
 struct machine_ops {

@@ -73,6 +73,7 @@
 #define VIRTIO_RING_F_EVENT_IDX		29	/* never offered by gpmm */
 #define VIRTIO_F_VERSION_1		32
 
+#define VIRTIO_ID_NET			1
 #define VIRTIO_ID_BLOCK			2
 #define VIRTIO_ID_BALLOON		5
 
@@ -134,6 +135,38 @@ struct virtio_blk_req_hdr {
 #define VIRTIO_BLK_CFG_SIZE_MAX		0x08	/* le32 */
 #define VIRTIO_BLK_CFG_SEG_MAX		0x0c	/* le32 */
 #define VIRTIO_BLK_CFG_BLK_SIZE		0x14	/* le32 */
+
+/* virtio-net: queue 0 receives, queue 1 transmits (one pair, no control queue) */
+#define VIRTIO_NET_F_CSUM		0	/* the guest sends partial checksums */
+#define VIRTIO_NET_F_GUEST_CSUM		1	/* ... and takes them */
+#define VIRTIO_NET_F_MTU		3
+#define VIRTIO_NET_F_MAC		5
+#define VIRTIO_NET_F_GUEST_TSO4		7
+#define VIRTIO_NET_F_GUEST_TSO6		8
+#define VIRTIO_NET_F_HOST_TSO4		11
+#define VIRTIO_NET_F_HOST_TSO6		12
+#define VIRTIO_NET_F_MRG_RXBUF		15
+#define VIRTIO_NET_F_STATUS		16
+
+#define VIRTIO_NET_S_LINK_UP		1
+
+/* Every packet starts with it (virtio 1.x: num_buffers always there). */
+struct virtio_net_hdr {
+	uint8_t flags;
+	uint8_t gso_type;
+	uint16_t hdr_len;
+	uint16_t gso_size;
+	uint16_t csum_start;
+	uint16_t csum_offset;
+	uint16_t num_buffers;
+};
+
+/* Config space offsets */
+#define VIRTIO_NET_CFG_MAC		0x00	/* 6 bytes */
+#define VIRTIO_NET_CFG_STATUS		0x06	/* le16 */
+#define VIRTIO_NET_CFG_MAX_PAIRS	0x08	/* le16 */
+#define VIRTIO_NET_CFG_MTU		0x0a	/* le16 */
+#define VIRTIO_NET_CFG_LEN		0x0c
 
 /*
  * virtio-balloon. Queues are numbered in this order, skipping the ones

@@ -88,7 +88,7 @@ void __virtio_mmio_config_changed(struct virtio_mmio_dev *dev)
  * The spec asks for a config change notification; the console line names
  * the device and the rule, once per breakage.
  */
-static void needs_reset(struct virtio_mmio_dev *dev, const char *why)
+void __virtio_mmio_broken(struct virtio_mmio_dev *dev, const char *why)
 {
 	char line[VIRTQ_WHY_LEN + 96];
 	int n;
@@ -176,7 +176,7 @@ static void queue_ready(struct virtio_mmio_dev *dev, struct virtq *q, uint32_t v
 	if (!val)
 		return;		/* not ready already (config_queue) */
 	if (virtq_check_setup(dev->m, q, dev->model->queue_max, why)) {
-		needs_reset(dev, why);
+		__virtio_mmio_broken(dev, why);
 		return;
 	}
 	q->last_avail = q->used_idx = 0;
@@ -194,7 +194,7 @@ static void queue_notify(struct virtio_mmio_dev *dev, uint32_t val)
 	}
 	dev->notifies++;
 	if (dev->model->notify(dev, q, why))
-		needs_reset(dev, why);
+		__virtio_mmio_broken(dev, why);
 }
 
 /*

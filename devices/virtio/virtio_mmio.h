@@ -102,6 +102,12 @@ void virtio_mmio_destroy(struct virtio_mmio_dev *dev);
 void __virtio_mmio_used(struct virtio_mmio_dev *dev);
 /* lock held: the config space changed (generation bumped, bit 1, line up). */
 void __virtio_mmio_config_changed(struct virtio_mmio_dev *dev);
+/*
+ * lock held: the ring is broken (@why says how): DEVICE_NEEDS_RESET, the
+ * config interrupt, a line on the console. For models that find it outside
+ * notify (an I/O thread); notify returns -EINVAL instead.
+ */
+void __virtio_mmio_broken(struct virtio_mmio_dev *dev, const char *why);
 /* lock held: the driver accepted @bit. */
 bool __virtio_mmio_has(const struct virtio_mmio_dev *dev, unsigned int bit);
 /* lock held: a notify of queue @q is served now (features agreed, ring ready, not broken). */

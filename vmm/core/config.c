@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "devices/device.h"
 #include "vmm/core/config.h"
 
 void config_defaults(struct vm_config *cfg)
@@ -260,6 +261,16 @@ int config_set(struct vm_config *cfg, const char *key, const char *value,
 	} else if (!strcmp(key, "disk")) {
 		ret = set_string(cfg->disk, sizeof(cfg->disk), value);
 		want = "a raw image file name";
+	} else if (!strcmp(key, "net")) {
+		if (cfg->nr_net == MACHINE_NET_MAX) {
+			snprintf(err, errlen, "net %s: a VM has %d interfaces at most", value,
+				 MACHINE_NET_MAX);
+			return -EINVAL;
+		}
+		ret = net_spec_parse(value, &cfg->net[cfg->nr_net], err, errlen);
+		if (ret)
+			return ret;
+		cfg->nr_net++;
 	} else if (!strcmp(key, "disk_readonly")) {
 		ret = config_parse_bool(value, &cfg->disk_readonly);
 		want = BOOL_WORDS;

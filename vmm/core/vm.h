@@ -123,6 +123,8 @@ struct vm_config {
 	char console[PATH_MAX + 16];	/* stdio, pty, socket:PATH, file:PATH, none */
 	char disk[PATH_MAX];	/* raw image for virtio-blk, "" = none */
 	bool disk_readonly;
+	struct machine_net net[MACHINE_NET_MAX];	/* virtio-net interfaces */
+	unsigned int nr_net;
 	bool balloon;		/* virtio-balloon */
 	bool balloon_no_reporting;	/* ... without free page reporting */
 	uint64_t pool_bytes;	/* for a `gpmm run` that makes its own pool */

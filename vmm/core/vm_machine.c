@@ -95,5 +95,7 @@ void vm_machine_init(struct vm *vm)
 		.disk_readonly = vm->cfg.disk_readonly,
 		.balloon = vm->cfg.balloon,
 		.balloon_reporting = !vm->cfg.balloon_no_reporting,
+		.net = vm->cfg.net,
+		.nr_net = vm->cfg.nr_net,
 	};
 }

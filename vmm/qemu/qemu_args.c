@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devices/device.h"
 #include "vmm/core/config.h"
 #include "vmm/qemu/qemu_args.h"
 
@@ -34,6 +35,12 @@ struct parse {
 	unsigned int nr_blk;
 	char serial_id[64];
 	char disk_node[64];
+	/* -netdev tap: its id and what gpmm's `net` spec makes of it */
+	struct { char id[64]; char spec[96]; } netdevs[MACHINE_NET_MAX];
+	unsigned int nr_netdevs;
+	/* -device virtio-net-*: the netdev it names and its MAC */
+	struct { char netdev[64]; char mac[32]; } nics[MACHINE_NET_MAX];
+	unsigned int nr_nics;
 	unsigned int nr_serial_opts;	/* -serial given so far */
 	bool nographic, nodefaults;
 };
@@ -492,6 +499,84 @@ static int do_add_fd(struct parse *p, const char *arg)
 	return 0;
 }
 
+/* A string or a number in JSON: its text into @out. */
+static const char *jtext(json_t *o, const char *key, char *out, size_t n)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (json_is_integer(v))
+		snprintf(out, n, "%lld", (long long)json_integer_value(v));
+	else
+		snprintf(out, n, "%s", json_is_string(v) ? json_string_value(v) : "");
+	return out;
+}
+
+/*
+ * -netdev tap: a tap opened by name (ifname=, with no scripts) or handed
+ * over open (fd=, as libvirt does for every <interface> type). gpmm moves
+ * packets itself, so a vhost-net descriptor libvirt adds (vhostfd=) is
+ * left unused; user-mode networking and multiqueue taps are refused.
+ */
+static int do_netdev(struct parse *p, const char *arg)
+{
+	json_t *o = object_arg(p, "netdev", arg, "type");
+	char fd[32], ifname[64], script[PATH_MAX];
+	int ret = 0;
+
+	if (!o)
+		return -EINVAL;
+	jtext(o, "fd", fd, sizeof(fd));
+	jtext(o, "ifname", ifname, sizeof(ifname));
+	jtext(o, "script", script, sizeof(script));
+	if (strcmp(jstr(o, "type"), "tap"))
+		ret = fail(p, -ENOTSUP, "-netdev %s: gpmm networks through a host tap only "
+			   "(-netdev tap,ifname=NAME or fd=N; libvirt: <interface type='network'>, "
+			   "'bridge' or 'ethernet')", jstr(o, "type"));
+	else if (jstr(o, "fds")[0] || jstr(o, "queues")[0])
+		ret = fail(p, -ENOTSUP, "-netdev: gpmm's virtio-net has one queue pair (no "
+			   "fds=, queues=; libvirt: no <driver queues=...>)");
+	else if ((script[0] && strcmp(script, "no")) || (jstr(o, "downscript")[0] &&
+						       strcmp(jstr(o, "downscript"), "no")))
+		ret = fail(p, -ENOTSUP, "-netdev: gpmm runs no network scripts (script=no,"
+			   "downscript=no and a tap that exists)");
+	else if (!fd[0] == !ifname[0])
+		ret = fail(p, -EINVAL, "-netdev tap: give ifname= or fd= (one of them)");
+	else if (p->nr_netdevs == MACHINE_NET_MAX)
+		ret = fail(p, -ENOTSUP, "-netdev: more than %d interfaces", MACHINE_NET_MAX);
+	if (!ret) {
+		typeof(p->netdevs[0]) *n = &p->netdevs[p->nr_netdevs++];
+
+		snprintf(n->id, sizeof(n->id), "%s", jstr(o, "id"));
+		snprintf(n->spec, sizeof(n->spec), fd[0] ? "fd=%s" : "tap=%s", fd[0] ? fd : ifname);
+	}
+	json_decref(o);
+	return ret;
+}
+
+/* Each -device virtio-net-* on its -netdev: the VM's `net` interfaces, in order. */
+static int finish_nics(struct parse *p)
+{
+	struct vm_config *cfg = &p->q->cfg;
+
+	for (unsigned int i = 0; i < p->nr_nics; i++) {
+		char spec[160], err[256];
+		unsigned int j;
+
+		for (j = 0; j < p->nr_netdevs; j++)
+			if (!strcmp(p->netdevs[j].id, p->nics[i].netdev))
+				break;
+		if (j == p->nr_netdevs)
+			return fail(p, -EINVAL, "virtio-net on netdev '%s', which is not defined",
+				    p->nics[i].netdev);
+		snprintf(spec, sizeof(spec), "%s%s%s", p->netdevs[j].spec,
+			 p->nics[i].mac[0] ? ",mac=" : "", p->nics[i].mac);
+		if (net_spec_parse(spec, &cfg->net[cfg->nr_net], err, sizeof(err)))
+			return fail(p, -EINVAL, "%s", err);
+		cfg->nr_net++;
+	}
+	return 0;
+}
+
 static int do_blockdev(struct parse *p, const char *arg)
 {
 	json_t *o = object_arg(p, "blockdev", arg, "driver");
@@ -574,6 +659,7 @@ enum qemu_dev_kind {
 	QDEV_SERIAL,
 	QDEV_BALLOON,
 	QDEV_BLK,
+	QDEV_NET,
 	QDEV_USB_HOST,		/* a USB host controller: nothing behind it */
 	QDEV_PCI_PORT,		/* a PCI bridge or root port: nothing behind it */
 	QDEV_REFUSED,
@@ -589,6 +675,8 @@ static const struct qemu_devtype {
 	{ "virtio-balloon-device", QDEV_BALLOON },
 	{ "virtio-blk-pci", QDEV_BLK },
 	{ "virtio-blk-device", QDEV_BLK },
+	{ "virtio-net-pci", QDEV_NET },
+	{ "virtio-net-device", QDEV_NET },
 	/* libvirt's <controller type='usb'> models, and virt-install's four */
 	{ "piix3-usb-uhci", QDEV_USB_HOST },
 	{ "piix4-usb-uhci", QDEV_USB_HOST },
@@ -656,6 +744,14 @@ static int add_device(struct parse *p, const struct qemu_devtype *t, json_t *o)
 		if (p->disk_node[0])
 			return fail(p, -ENOTSUP, "-device %s: gpmm gives a VM one disk", t->driver);
 		snprintf(p->disk_node, sizeof(p->disk_node), "%s", jstr(o, "drive"));
+		return 0;
+	case QDEV_NET:
+		if (p->nr_nics == MACHINE_NET_MAX)
+			return fail(p, -ENOTSUP, "-device %s: more than %d interfaces", t->driver,
+				    MACHINE_NET_MAX);
+		snprintf(p->nics[p->nr_nics].netdev, sizeof(p->nics[0].netdev), "%s",
+			 jstr(o, "netdev"));
+		snprintf(p->nics[p->nr_nics++].mac, sizeof(p->nics[0].mac), "%s", jstr(o, "mac"));
 		return 0;
 	case QDEV_USB_HOST:
 		note_plumbing(&p->q->usb_controllers, t->driver);
@@ -768,6 +864,8 @@ static const struct qemu_opt qemu_opts[] = {
 	{ "name", true, do_name, NULL, "NAME", "the VM's name (gpmm status, gpmm frag)" },
 	{ "drive", true, do_drive, NULL, "file=F,format=raw,if=virtio",
 	  "the VM's disk: virtio-blk over a raw image" },
+	{ "netdev", true, do_netdev, NULL, "tap,id=ID,ifname=NAME|fd=N",
+	  "a host tap for a -device virtio-net-pci,netdev=ID[,mac=M]" },
 	{ "qmp", true, do_qmp, NULL, "unix:PATH,server=on", "a QMP socket" },
 	{ "no-reboot", false, do_no_reboot, NULL, "", "a guest reboot ends gpmm-qemu" },
 	{ "enable-kvm", false, do_nothing, NULL, "", "accepted: gpmm runs on KVM only" },
@@ -805,7 +903,6 @@ static const struct qemu_opt qemu_opts[] = {
 	{ "msg", true, do_nothing },
 	{ "pidfile", true, do_pidfile },
 	{ "daemonize", false, do_daemonize },
-	{ "netdev", true, do_refuse, "network devices" },
 	{ "nic", true, do_refuse, "network devices" },
 	{ "hda", true, do_refuse, "IDE disk (-drive file=F,format=raw,if=virtio is a virtio one)" },
 	{ "cdrom", true, do_refuse, "CD-ROM" },
@@ -1022,6 +1119,9 @@ static int finish(struct parse *p)
 			return fail(p, -EINVAL, "disk on block node '%s', which names no file",
 				    p->disk_node);
 	}
+	ret = finish_nics(p);
+	if (ret)
+		return ret;
 	if (!q->cfg.kernel[0])
 		return fail(p, -ENOTSUP, "gpmm boots the kernel -kernel names (libvirt: the domain's "
 			    "<kernel>); it has no firmware to boot a disk");

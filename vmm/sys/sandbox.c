@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <linux/if_tun.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -198,7 +199,8 @@ static int allow_all(scmp_filter_ctx ctx, const int *nr, size_t n)
  * reset or a dump, memory slots and userfaultfd for the balloon); the VMM
  * also what creates a VM (a userfaultfd from /dev/userfaultfd too), the
  * console's terminal requests (isatty, raw mode, a pty's number and lock)
- * and a block device's size. No
+ * a block device's size and a tap's settings (not TUNSETIFF: a tap is
+ * attached before the filters, never after). No
  * terminal request that writes into another's input (TIOCSTI), sets a
  * controlling terminal or reaches the console driver passes.
  */
@@ -220,6 +222,8 @@ static const unsigned long vmm_ioctls[] = {
 	USERFAULTFD_IOC_NEW,
 	TCGETS, TCSETS, TCSETSW, TCSETSF, TIOCGPTN, TIOCSPTLCK, TIOCGWINSZ, FIONREAD,
 	BLKGETSIZE64,
+	/* a tap the VMM holds: its flags, its virtio header, the offloads the driver takes */
+	TUNGETIFF, TUNSETVNETHDRSZ, TUNSETOFFLOAD,
 };
 
 static int allow_ioctls(scmp_filter_ctx ctx, const unsigned long *req, size_t n)

@@ -1,0 +1,529 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * virtio-net over a host tap: the VM config's `net` (up to MACHINE_NET_MAX
+ * interfaces, a virtio-mmio slot each). One receive and one transmit
+ * queue, the MAC address and link status in config space, and, where the
+ * tap takes a virtio header (IFF_VNET_HDR), checksum and TCP segmentation
+ * offloads both ways.
+ *
+ * The VMM hands each interface over as a tap descriptor (vmm/sys/tap.c
+ * attaches named taps before the sandbox; libvirt passes its own).
+ *
+ * Packets never move on a vCPU thread: a notify only kicks the interface's
+ * I/O thread (an eventfd), which polls the tap, the kick and its stop
+ * event. Each step that touches the rings takes the device lock for one
+ * chain (take it, copy, give it back); the tap's read and write happen
+ * with the lock dropped, so a host request or a vCPU never waits behind
+ * the host network.
+ *
+ * With a virtio header on the tap, its size is set to the 12 bytes of a
+ * virtio 1.x header and packets pass between ring and tap as they are:
+ * the kernel checks the header the guest wrote (a nonsense GSO type is a
+ * refused write, counted). Without one (a descriptor handed over without
+ * IFF_VNET_HDR), the device strips the header on transmit, writes a zero
+ * one on receive and offers no offload.
+ *
+ * A receive chain too short for the packet drops the packet (counted) and
+ * gives the chain back empty; a packet read while the guest has posted no
+ * buffer waits in the interface until one comes, and the tap is not
+ * polled meanwhile, so the host's queue, not gpmm, holds what waits.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/if_tun.h>
+#include <net/if.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "devices/device.h"
+#include "devices/virtio/virtio_mmio.h"
+
+#define NET_QUEUE_SIZE		256
+#define NET_RXQ			0
+#define NET_TXQ			1
+#define NET_HDR_BYTES		sizeof(struct virtio_net_hdr)
+/* the largest frame a tap gives or takes with TSO: 64 KiB of IP and the Ethernet header */
+#define NET_FRAME_MAX		(65535 + 14 + 4)
+#define NET_BUF_BYTES		(NET_HDR_BYTES + NET_FRAME_MAX)
+
+struct net_if {
+	struct virtio_mmio_dev *mmio;
+	int tap;
+	bool vnet_hdr;			/* the tap reads and writes virtio headers */
+	uint8_t mac[6];
+	unsigned int offload_set;	/* TUN_F_* the tap was last given */
+	int kick;			/* eventfd: the driver added buffers */
+	int stop;			/* eventfd: the interface goes away */
+	pthread_t io;
+	bool io_started;
+	/* the I/O thread's own */
+	uint32_t rx_pending;		/* bytes of buf waiting for a receive buffer */
+	struct virtq_chain chain;
+	uint8_t buf[NET_BUF_BYTES];
+	/* counters, under the device lock */
+	uint64_t rx_packets, tx_packets, rx_dropped, tx_errors;
+};
+
+struct virtio_net {
+	struct net_if *ifs[MACHINE_NET_MAX];
+	unsigned int nr;
+};
+
+static unsigned int net_nr_queues(struct virtio_mmio_dev *dev)
+{
+	return 2;
+}
+
+static void net_config_read(struct virtio_mmio_dev *dev, uint32_t off, uint8_t *data,
+			    unsigned int len)
+{
+	struct net_if *n = dev->priv;
+	uint8_t cfg[VIRTIO_NET_CFG_LEN] = { 0 };
+	uint16_t status = VIRTIO_NET_S_LINK_UP, pairs = 1;
+
+	memcpy(cfg + VIRTIO_NET_CFG_MAC, n->mac, 6);
+	memcpy(cfg + VIRTIO_NET_CFG_STATUS, &status, 2);
+	memcpy(cfg + VIRTIO_NET_CFG_MAX_PAIRS, &pairs, 2);
+	memcpy(data, cfg + off, len);
+}
+
+static void kick(int efd)
+{
+	uint64_t one = 1;
+
+	/* a full counter is a kick already pending: nothing is lost */
+	if (write(efd, &one, sizeof(one)) < 0)
+		return;
+}
+
+static int net_notify(struct virtio_mmio_dev *dev, unsigned int qi, char *why)
+{
+	struct net_if *n = dev->priv;
+
+	kick(n->kick);
+	return 0;
+}
+
+static void net_reset(struct virtio_mmio_dev *dev)
+{
+	kick(((struct net_if *)dev->priv)->kick);
+}
+
+/*
+ * The tap segments and checksums for the guest only what the driver said
+ * it takes (GUEST_*); told again whenever the driver's choice changes
+ * (a reset, a new driver).
+ */
+static void __net_sync_offload(struct net_if *n)
+{
+	struct virtio_mmio_dev *dev = n->mmio;
+	unsigned int want = 0;
+
+	if (!n->vnet_hdr)
+		return;
+	if (__virtio_mmio_has(dev, VIRTIO_NET_F_GUEST_CSUM)) {
+		want |= TUN_F_CSUM;
+		if (__virtio_mmio_has(dev, VIRTIO_NET_F_GUEST_TSO4))
+			want |= TUN_F_TSO4;
+		if (__virtio_mmio_has(dev, VIRTIO_NET_F_GUEST_TSO6))
+			want |= TUN_F_TSO6;
+	}
+	if (want != n->offload_set && !ioctl(n->tap, TUNSETOFFLOAD, want))
+		n->offload_set = want;
+}
+
+struct net_copy {
+	uint8_t *buf;
+	bool to_guest;
+};
+
+static int net_piece(void *opaque, uint8_t *host, uint64_t len, uint64_t done)
+{
+	struct net_copy *c = opaque;
+
+	if (c->to_guest)
+		memcpy(host, c->buf + done, len);
+	else
+		memcpy(c->buf + done, host, len);
+	return 0;
+}
+
+/*
+ * Take one transmit chain and copy its packet out: its length (header
+ * included), 0 when the queue is empty, -1 when the chain was given back
+ * without a packet (too long, too short), -EINVAL when the ring is broken.
+ */
+static int __net_tx_take(struct net_if *n, char *why)
+{
+	struct virtio_mmio_dev *dev = n->mmio;
+	struct virtq_chain *c = &n->chain;
+	struct net_copy copy = { n->buf, false };
+	int ret;
+
+	if (!__virtio_mmio_can_serve(dev, NET_TXQ))
+		return 0;
+	ret = virtq_pop(dev->m, &dev->vq[NET_TXQ], c, why);
+	if (ret <= 0)
+		return ret;
+	if (c->read_len < NET_HDR_BYTES || c->read_len > NET_BUF_BYTES ||
+	    virtq_walk(dev->m, c, false, 0, c->read_len, net_piece, &copy))
+		ret = -1;
+	else
+		ret = (int)c->read_len;
+	if (virtq_push(dev->m, &dev->vq[NET_TXQ], c->head, 0) == 0)
+		__virtio_mmio_used(dev);
+	if (ret < 0)
+		n->tx_errors++;
+	return ret;
+}
+
+/* Everything the guest queued to send, to the tap; the lock is dropped for each write. */
+static void net_tx(struct net_if *n)
+{
+	struct virtio_mmio_dev *dev = n->mmio;
+	char why[VIRTQ_WHY_LEN];
+
+	for (unsigned int i = 0; i < NET_QUEUE_SIZE; i++) {
+		uint32_t skip = n->vnet_hdr ? 0 : NET_HDR_BYTES;
+		ssize_t w;
+		int len;
+
+		pthread_mutex_lock(&dev->lock);
+		len = __net_tx_take(n, why);
+		if (len == -EINVAL)
+			__virtio_mmio_broken(dev, why);
+		pthread_mutex_unlock(&dev->lock);
+		if (len == -1)
+			continue;
+		if (len <= 0)
+			return;
+		w = write(n->tap, n->buf + skip, (size_t)len - skip);
+		pthread_mutex_lock(&dev->lock);
+		if (w < 0)
+			n->tx_errors++;
+		else
+			n->tx_packets++;
+		pthread_mutex_unlock(&dev->lock);
+	}
+	/* more than a queue's worth: come back after a look at the tap */
+	kick(n->kick);
+}
+
+/*
+ * Give the pending packet to the guest: true when it went (or was dropped
+ * for a chain too short), false when no receive buffer is posted.
+ */
+static bool __net_rx_give(struct net_if *n, char *why)
+{
+	struct virtio_mmio_dev *dev = n->mmio;
+	struct virtq_chain *c = &n->chain;
+	struct net_copy copy = { n->buf, true };
+	struct virtio_net_hdr *h = (struct virtio_net_hdr *)n->buf;
+	uint32_t len = n->rx_pending;
+	int ret;
+
+	if (!__virtio_mmio_can_serve(dev, NET_RXQ))
+		return false;
+	ret = virtq_pop(dev->m, &dev->vq[NET_RXQ], c, why);
+	if (ret < 0)
+		__virtio_mmio_broken(dev, why);
+	if (ret <= 0)
+		return false;
+	h->num_buffers = 1;
+	if (c->write_len < len ||
+	    virtq_walk(dev->m, c, true, 0, len, net_piece, &copy)) {
+		n->rx_dropped++;
+		len = 0;
+	} else {
+		n->rx_packets++;
+	}
+	if (virtq_push(dev->m, &dev->vq[NET_RXQ], c->head, len) == 0)
+		__virtio_mmio_used(dev);
+	return true;
+}
+
+/* Read packets from the tap while the guest has buffers for them. */
+static void net_rx(struct net_if *n)
+{
+	struct virtio_mmio_dev *dev = n->mmio;
+	uint32_t skip = n->vnet_hdr ? 0 : NET_HDR_BYTES;
+	char why[VIRTQ_WHY_LEN];
+
+	for (unsigned int i = 0; i < NET_QUEUE_SIZE; i++) {
+		bool gone;
+
+		if (!n->rx_pending) {
+			ssize_t r = read(n->tap, n->buf + skip, NET_BUF_BYTES - skip);
+
+			if (r <= 0)
+				return;
+			if (skip)
+				memset(n->buf, 0, NET_HDR_BYTES);
+			n->rx_pending = (uint32_t)r + skip;
+		}
+		pthread_mutex_lock(&dev->lock);
+		__net_sync_offload(n);
+		gone = __net_rx_give(n, why);
+		pthread_mutex_unlock(&dev->lock);
+		if (!gone)
+			return;
+		n->rx_pending = 0;
+	}
+}
+
+static void drain(int efd)
+{
+	uint64_t v;
+
+	if (read(efd, &v, sizeof(v)) < 0)
+		return;
+}
+
+static void *net_io_thread(void *arg)
+{
+	struct net_if *n = arg;
+
+	for (;;) {
+		struct pollfd p[3] = {
+			{ .fd = n->stop, .events = POLLIN },
+			{ .fd = n->kick, .events = POLLIN },
+			/* a packet waits for a buffer: only a kick can help */
+			{ .fd = n->tap, .events = n->rx_pending ? 0 : POLLIN },
+		};
+
+		if (poll(p, 3, -1) < 0 && errno != EINTR)
+			break;
+		if (p[0].revents)
+			break;
+		if (p[1].revents) {
+			drain(n->kick);
+			net_tx(n);
+		}
+		if (p[1].revents || (p[2].revents & POLLIN))
+			net_rx(n);
+	}
+	return NULL;
+}
+
+static const struct virtio_mmio_model net_model = {
+	.name = "virtio-net",
+	.device_id = VIRTIO_ID_NET,
+	.queue_max = NET_QUEUE_SIZE,
+	.config_len = VIRTIO_NET_CFG_LEN,
+	.nr_queues = net_nr_queues,
+	.config_read = net_config_read,
+	.notify = net_notify,
+	.reset = net_reset,
+};
+
+static int parse_mac(const char *s, size_t len, uint8_t mac[6])
+{
+	unsigned int b[6];
+	char tail, tmp[32];
+
+	if (len >= sizeof(tmp))
+		return -EINVAL;
+	memcpy(tmp, s, len);
+	tmp[len] = '\0';
+	if (sscanf(tmp, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4],
+		   &b[5], &tail) != 6)
+		return -EINVAL;
+	for (int i = 0; i < 6; i++)
+		mac[i] = (uint8_t)b[i];
+	/* a multicast address cannot be an interface's own */
+	return (mac[0] & 1) ? -EINVAL : 0;
+}
+
+int net_spec_parse(const char *spec, struct machine_net *out, char *err, size_t errlen)
+{
+	const char *s = spec;
+
+	*out = (struct machine_net){ .fd = -1, .offload = true };
+	while (*s) {
+		size_t len = strcspn(s, ",");
+		const char *eq = memchr(s, '=', len);
+		size_t klen = eq ? (size_t)(eq - s) : len;
+		const char *v = eq ? eq + 1 : s + len;
+		size_t vlen = eq ? len - klen - 1 : 0;
+		char num[16];
+		char *end;
+		long fd;
+
+		if (klen == 3 && !strncmp(s, "tap", 3) && vlen && vlen < MACHINE_IFNAMSIZ &&
+		    !memchr(v, '/', vlen)) {
+			memcpy(out->tap, v, vlen);
+			out->tap[vlen] = '\0';
+		} else if (klen == 2 && !strncmp(s, "fd", 2) && vlen && vlen < sizeof(num)) {
+			memcpy(num, v, vlen);
+			num[vlen] = '\0';
+			errno = 0;
+			fd = strtol(num, &end, 10);
+			if (errno || *end || fd < 0 || fd > 65535)
+				goto bad;
+			out->fd = (int)fd;
+		} else if (klen == 3 && !strncmp(s, "mac", 3)) {
+			if (parse_mac(v, vlen, out->mac))
+				goto bad;
+			out->mac_set = true;
+		} else if (klen == 7 && !strncmp(s, "offload", 7) && vlen == 2 &&
+			   !strncmp(v, "on", 2)) {
+			out->offload = true;
+		} else if (klen == 7 && !strncmp(s, "offload", 7) && vlen == 3 &&
+			   !strncmp(v, "off", 3)) {
+			out->offload = false;
+		} else {
+			goto bad;
+		}
+		s += len + (s[len] == ',');
+	}
+	if (!out->tap[0] == (out->fd < 0)) {
+		snprintf(err, errlen, "net %.200s: give tap=NAME or fd=N (one of them)", spec);
+		return -EINVAL;
+	}
+	return 0;
+bad:
+	snprintf(err, errlen, "net %.200s: bad part '%.*s': want tap=NAME (up to %d "
+		 "characters), fd=N, mac=52:54:00:12:34:56 (not multicast) or offload=on|off",
+		 spec, (int)strcspn(s, ","), s, MACHINE_IFNAMSIZ - 1);
+	return -EINVAL;
+}
+
+/*
+ * The tap's descriptor (the VMM attached it by name, or was handed it):
+ * checked to be a tap, made non-blocking, and where it reads and writes a
+ * virtio header, that header made virtio 1.x's 12 bytes, offloads or not.
+ */
+static int net_open_tap(struct machine *m, const struct machine_net *cfg, struct net_if *n)
+{
+	struct ifreq ifr = { 0 };
+	int hdr = NET_HDR_BYTES;
+
+	n->tap = cfg->fd < 0 ? -1 : fcntl(cfg->fd, F_DUPFD_CLOEXEC, 3);
+	if (n->tap < 0 || ioctl(n->tap, TUNGETIFF, &ifr) < 0 ||
+	    (ifr.ifr_flags & (IFF_TAP | IFF_TUN)) != IFF_TAP ||
+	    fcntl(n->tap, F_SETFL, fcntl(n->tap, F_GETFL) | O_NONBLOCK) < 0) {
+		if (cfg->tap[0])
+			snprintf(m->why, sizeof(m->why), "net tap=%s: not attached", cfg->tap);
+		else
+			snprintf(m->why, sizeof(m->why), "net fd=%d: not an open tap device (a "
+				 "tun, or no tun/tap at all)", cfg->fd);
+		return -EINVAL;
+	}
+	n->vnet_hdr = ifr.ifr_flags & IFF_VNET_HDR;
+	if (n->vnet_hdr && ioctl(n->tap, TUNSETVNETHDRSZ, &hdr) < 0) {
+		snprintf(m->why, sizeof(m->why), "net: the tap's virtio header cannot be set "
+			 "to %d bytes", hdr);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static uint64_t net_features(const struct net_if *n, const struct machine_net *cfg)
+{
+	uint64_t f = (1ULL << VIRTIO_NET_F_MAC) | (1ULL << VIRTIO_NET_F_STATUS);
+
+	if (n->vnet_hdr && cfg->offload)
+		f |= (1ULL << VIRTIO_NET_F_CSUM) | (1ULL << VIRTIO_NET_F_GUEST_CSUM) |
+		     (1ULL << VIRTIO_NET_F_HOST_TSO4) | (1ULL << VIRTIO_NET_F_HOST_TSO6) |
+		     (1ULL << VIRTIO_NET_F_GUEST_TSO4) | (1ULL << VIRTIO_NET_F_GUEST_TSO6);
+	return f;
+}
+
+static void net_if_free(struct net_if *n)
+{
+	if (!n)
+		return;
+	if (n->io_started) {
+		kick(n->stop);
+		pthread_join(n->io, NULL);
+	}
+	if (n->mmio)
+		virtio_mmio_destroy(n->mmio);
+	if (n->tap >= 0)
+		close(n->tap);
+	if (n->kick >= 0)
+		close(n->kick);
+	if (n->stop >= 0)
+		close(n->stop);
+	free(n);
+}
+
+static int net_if_new(struct machine *m, const struct machine_net *cfg, struct net_if **out)
+{
+	struct net_if *n = calloc(1, sizeof(*n));
+	int ret;
+
+	*out = n;
+	if (!n)
+		return -ENOMEM;
+	n->tap = n->kick = n->stop = -1;
+	n->kick = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	n->stop = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (n->kick < 0 || n->stop < 0)
+		return -errno;
+	ret = net_open_tap(m, cfg, n);
+	if (ret)
+		return ret;
+	memcpy(n->mac, cfg->mac, 6);
+	if (!cfg->mac_set) {
+		n->mac[0] = 0x52;
+		n->mac[1] = 0x54;
+		n->mac[2] = 0x00;
+		if (getrandom(n->mac + 3, 3, 0) != 3)
+			return -EIO;
+	}
+	ret = virtio_mmio_create(m, &net_model, net_features(n, cfg), n, &n->mmio);
+	if (ret)
+		return ret;
+	ret = -pthread_create(&n->io, NULL, net_io_thread, n);
+	n->io_started = !ret;
+	return ret;
+}
+
+static void net_exit(struct machine *m, void *priv)
+{
+	struct virtio_net *v = priv;
+
+	if (!v)
+		return;
+	for (unsigned int i = 0; i < v->nr; i++)
+		net_if_free(v->ifs[i]);
+	free(v);
+}
+
+static int net_init(struct machine *m, void **priv)
+{
+	struct virtio_net *v;
+	int ret = 0;
+
+	*priv = NULL;
+	if (!m->cfg.nr_net)
+		return 0;
+	if (m->cfg.nr_net > MACHINE_NET_MAX)
+		return -EINVAL;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < m->cfg.nr_net && !ret; i++)
+		ret = net_if_new(m, &m->cfg.net[i], &v->ifs[v->nr++]);
+	if (ret) {
+		net_exit(m, v);
+		return ret;
+	}
+	*priv = v;
+	return 0;
+}
+
+const struct device_ops virtio_net_device = {
+	.name = "virtio-net",
+	.init = net_init,
+	.exit = net_exit,
+};
