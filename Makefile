@@ -12,7 +12,7 @@
 # libvirt too, which docs/install.md has the operator install.
 PKGS       := gcc make binutils libjansson-dev libinih-dev libseccomp-dev \
               busybox-static xz-utils
-PKGS_TEST  := procps libcunit1-dev qemu-system-x86 \
+PKGS_TEST  := procps iproute2 socat libcunit1-dev qemu-system-x86 \
               libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients virtinst udev \
               clang-14 libclang-rt-14-dev
 BUILD      := build

@@ -45,6 +45,7 @@
 
 #include "devices/device.h"
 #include "devices/virtio/virtio_mmio.h"
+#include "devices/virtio/virtio_net.h"
 
 #define NET_QUEUE_SIZE		256
 #define NET_RXQ			0
@@ -69,7 +70,7 @@ struct net_if {
 	struct virtq_chain chain;
 	uint8_t buf[NET_BUF_BYTES];
 	/* counters, under the device lock */
-	uint64_t rx_packets, tx_packets, rx_dropped, tx_errors;
+	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes, rx_dropped, tx_dropped, tx_errors;
 };
 
 struct virtio_net {
@@ -181,7 +182,7 @@ static int __net_tx_take(struct net_if *n, char *why)
 	if (virtq_push(dev->m, &dev->vq[NET_TXQ], c->head, 0) == 0)
 		__virtio_mmio_used(dev);
 	if (ret < 0)
-		n->tx_errors++;
+		n->tx_dropped++;
 	return ret;
 }
 
@@ -207,10 +208,12 @@ static void net_tx(struct net_if *n)
 			return;
 		w = write(n->tap, n->buf + skip, (size_t)len - skip);
 		pthread_mutex_lock(&dev->lock);
-		if (w < 0)
+		if (w < 0) {
 			n->tx_errors++;
-		else
+		} else {
 			n->tx_packets++;
+			n->tx_bytes += (uint64_t)len - NET_HDR_BYTES;
+		}
 		pthread_mutex_unlock(&dev->lock);
 	}
 	/* more than a queue's worth: come back after a look at the tap */
@@ -244,6 +247,7 @@ static bool __net_rx_give(struct net_if *n, char *why)
 		len = 0;
 	} else {
 		n->rx_packets++;
+		n->rx_bytes += len > NET_HDR_BYTES ? len - NET_HDR_BYTES : 0;
 	}
 	if (virtq_push(dev->m, &dev->vq[NET_RXQ], c->head, len) == 0)
 		__virtio_mmio_used(dev);
@@ -486,6 +490,27 @@ static int net_if_new(struct machine *m, const struct machine_net *cfg, struct n
 	ret = -pthread_create(&n->io, NULL, net_io_thread, n);
 	n->io_started = !ret;
 	return ret;
+}
+
+int virtio_net_query(struct machine *m, unsigned int i, struct virtio_net_info *info)
+{
+	struct virtio_net *v = dev_priv(m, &virtio_net_device);
+	struct net_if *n = v && i < v->nr ? v->ifs[i] : NULL;
+
+	if (!n || !n->mmio)
+		return -ENODEV;
+	pthread_mutex_lock(&n->mmio->lock);
+	*info = (struct virtio_net_info){
+		.vnet_hdr = n->vnet_hdr,
+		.offloads = n->vnet_hdr && __virtio_mmio_has(n->mmio, VIRTIO_NET_F_CSUM),
+		.rx_packets = n->rx_packets, .rx_bytes = n->rx_bytes,
+		.tx_packets = n->tx_packets, .tx_bytes = n->tx_bytes,
+		.rx_dropped = n->rx_dropped, .tx_dropped = n->tx_dropped,
+		.tx_errors = n->tx_errors,
+	};
+	memcpy(info->mac, n->mac, 6);
+	pthread_mutex_unlock(&n->mmio->lock);
+	return 0;
 }
 
 static void net_exit(struct machine *m, void *priv)

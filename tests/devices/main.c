@@ -7,10 +7,12 @@
 #include "tests/runner.h"
 
 int register_virtio_suite(void);
+int register_virtio_net_suite(void);
 int register_legacy_suite(void);
 
 static const suite_register_fn suites[] = {
 	register_virtio_suite,
+	register_virtio_net_suite,
 	register_legacy_suite,
 };
 

@@ -515,6 +515,66 @@ static void test_two_domains_share_pool(void)
 }
 
 /*
+ * The Linux domain with two interfaces as libvirt makes them: one on a
+ * libvirt network the test defines (isolated: a bridge, no address, no
+ * forwarding, no DHCP) and one of type 'ethernet' on a tap the test made
+ * (managed='no'), plugged into the same bridge. libvirt opens both taps
+ * and hands gpmm their descriptors. The host side is a veth into a
+ * network namespace of the test's own, where the addresses live
+ * (10.99.2.1 and 10.99.3.1, one subnet per interface) and a busybox httpd
+ * serves a 1 MB file: both interfaces answer ping from there and fetch
+ * the file with its sha256 intact.
+ */
+static void test_linux_domain_network(void)
+{
+	static const char net_xml[] = "<network><name>gpmm-test</name>"
+		"<bridge name='gpmmbr0' stp='off' delay='0'/></network>";
+	char ns[32], dir[300], xml[300], sum[80] = "", line[300], want[100];
+	const char *sed = "-e \"s#</devices>#<interface type='network'><source network="
+		"'gpmm-test'/><mac address='52:54:00:00:02:02'/><model type='virtio'/></interface>"
+		"<interface type='ethernet'><target dev='gtapE' managed='no'/><mac address="
+		"'52:54:00:00:02:03'/><model type='virtio'/></interface></devices>#\"";
+
+	CU_ASSERT_FATAL(lv_up());
+	forget_domains();
+	snprintf(ns, sizeof(ns), "gpmmlv%d", (int)getpid());
+	snprintf(dir, sizeof(dir), "%s/lvwww", test_run_dir());
+	snprintf(xml, sizeof(xml), "%s/gpmm-test-net.xml", test_run_dir());
+	CU_ASSERT_EQUAL_FATAL(sh(out, sizeof(out), "printf \"%s\" > %s && virsh -q net-define %s && "
+		"virsh -q net-start gpmm-test && ip netns add %s && ip -n %s link set lo up && "
+		"ip link add gvh type veth peer name gvn && ip link set gvn netns %s && "
+		"ip -n %s addr add 10.99.2.1/24 dev gvn && ip -n %s addr add 10.99.3.1/24 dev gvn && "
+		"ip -n %s link set gvn up && ip link set gvh master gpmmbr0 && ip link set gvh up && "
+		"ip tuntap add gtapE mode tap && ip link set gtapE master gpmmbr0 && "
+		"ip link set gtapE up && mkdir -p %s && head -c 1000000 /dev/urandom > %s/blob && "
+		"ip netns exec %s busybox httpd -p 8080 -h %s && sha256sum %s/blob 2>&1",
+		net_xml, xml, xml, ns, ns, ns, ns, ns, ns, dir, dir, ns, dir, dir), 0);
+	sscanf(out, "%64s", sum);
+	CU_ASSERT_FATAL(start_linux(sed));
+	CU_ASSERT(console_answers(LINUX, "for i in eth0 eth1; do case $(cat /sys/class/net/$i/"
+		"address) in *:02) a=10.99.2.2;; *:03) a=10.99.3.3;; esac; ip addr add $a/24 dev $i "
+		"&& ip link set $i up || break; done; echo net-$((40+2))", "net-42", WAIT_TRIES));
+	CU_ASSERT_EQUAL(sh(out, sizeof(out), "ip netns exec %s busybox ping -c 3 -W 20 10.99.2.2 "
+			   "&& ip netns exec %s busybox ping -c 3 -W 20 10.99.3.3", ns, ns), 0);
+	for (int k = 2; k <= 3; k++) {
+		snprintf(line, sizeof(line), "wget -q -O - http://10.99.%d.1:8080/blob | sha256sum | "
+			 "sed 's/^/sum%d=/'", k, k);
+		snprintf(want, sizeof(want), "sum%d=%s", k, sum);
+		CU_ASSERT(strlen(sum) == 64 && console_answers(LINUX, line, want, WAIT_TRIES));
+	}
+	CU_ASSERT_EQUAL(virsh("destroy %s", LINUX), 0);
+	CU_ASSERT(domstate_is(LINUX, "shut off", WAIT_TRIES));
+	CU_ASSERT(pool_whole(30));
+	CU_ASSERT_EQUAL(virsh("undefine %s", LINUX), 0);
+	CU_ASSERT(domain_logs_clean());
+	virsh("net-destroy gpmm-test");
+	virsh("net-undefine gpmm-test");
+	if (sh(NULL, 0, "ip netns pids %s | xargs -r kill; ip netns del %s; ip link del gvh; "
+	       "ip link del gtapE", ns, ns))
+		fprintf(stderr, "\n  could not remove the test's network namespace and links\n");
+}
+
+/*
  * What gpmm refuses reaches virsh's output as gpmm's own sentence, and a
  * malformed monitor command gets QEMU's error while the domain runs on.
  */
@@ -683,7 +743,9 @@ int register_libvirt_suite(void)
 	    !CU_add_test(s, "bad input through libvirt", test_bad_input) ||
 	    !CU_add_test(s, "a domain runs as libvirt-qemu, in its own namespace",
 			 test_domain_runs_as_libvirt_qemu) ||
-	    !CU_add_test(s, "the domain virt-install writes", test_virt_install_domain))
+	    !CU_add_test(s, "the domain virt-install writes", test_virt_install_domain) ||
+	    !CU_add_test(s, "Linux domain on a libvirt network and a tap: ping, a fetched file",
+			 test_linux_domain_network))
 		return CU_get_error();
 	return CUE_SUCCESS;
 }

@@ -10,6 +10,7 @@
 
 #include "devices/virtio/virtio_balloon.h"
 #include "devices/virtio/virtio_mmio.h"
+#include "devices/virtio/virtio_net.h"
 #include "vmm/sys/host.h"
 #include "vmm/core/config.h"
 #include "vmm/control/report.h"
@@ -274,6 +275,26 @@ static json_t *virtio_json(struct vm *vm)
 	return a;
 }
 
+/* Each network interface: the device's own counts of what it moved and refused. */
+static json_t *net_json(struct vm *vm)
+{
+	struct virtio_net_info n;
+	json_t *a = json_array();
+	char mac[18];
+
+	for (unsigned int i = 0; !virtio_net_query(&vm->mach, i, &n); i++) {
+		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", n.mac[0], n.mac[1],
+			 n.mac[2], n.mac[3], n.mac[4], n.mac[5]);
+		json_array_append_new(a, json_pack("{s:s, s:b, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			"mac", mac, "vnet_hdr", n.vnet_hdr, "offloads", n.offloads,
+			"rx_packets", (json_int_t)n.rx_packets, "rx_bytes", (json_int_t)n.rx_bytes,
+			"tx_packets", (json_int_t)n.tx_packets, "tx_bytes", (json_int_t)n.tx_bytes,
+			"rx_dropped", (json_int_t)n.rx_dropped, "tx_dropped", (json_int_t)n.tx_dropped,
+			"tx_errors", (json_int_t)n.tx_errors));
+	}
+	return a;
+}
+
 /*
  * The VM's 2 MiB ranges as they are now, in one pass under mem_lock (a
  * range's backing and its count of pages change together under it): each
@@ -469,6 +490,7 @@ static json_t *vm_json(struct vm *vm, const struct walk *w, uint8_t *touched)
 			"service_gone", pool_client_gone(vm->pool->client)));
 	json_object_set_new(j, "balloon", balloon_json(vm));
 	json_object_set_new(j, "virtio", virtio_json(vm));
+	json_object_set_new(j, "net", net_json(vm));
 	return j;
 }
 
@@ -738,6 +760,13 @@ static void print_balloon_text(json_t *v, FILE *f)
 			str(d, "name"), (unsigned long long)num(d, "base"), num(d, "gsi"),
 			(unsigned long long)num(d, "status"), num(d, "notifies"),
 			num(d, "bad_rings"), num(d, "bad_accesses"), num(d, "resets"));
+	json_array_foreach(json_object_get(v, "net"), i, d)
+		fprintf(f, "  net %s%s: received %lld packets (%.1f MiB), sent %lld (%.1f MiB); "
+			"dropped %lld in, %lld out; %lld refused by the tap\n", str(d, "mac"),
+			json_is_true(json_object_get(d, "offloads")) ? " (offloads)" : "",
+			num(d, "rx_packets"), mib(d, "rx_bytes"), num(d, "tx_packets"),
+			mib(d, "tx_bytes"), num(d, "rx_dropped"), num(d, "tx_dropped"),
+			num(d, "tx_errors"));
 }
 
 /* A VM in another process: the pool service's count of its frames. */
