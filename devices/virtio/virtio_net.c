@@ -41,6 +41,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "devices/device.h"
@@ -69,6 +70,9 @@ struct net_if {
 	uint32_t rx_pending;		/* bytes of buf waiting for a receive buffer */
 	struct virtq_chain chain;
 	uint8_t buf[NET_BUF_BYTES];
+	/* notifies so far, and how many of them the I/O thread has served (device lock) */
+	uint64_t kicks, served;
+	pthread_cond_t idle;		/* served caught up with kicks */
 	/* counters, under the device lock */
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes, rx_dropped, tx_dropped, tx_errors;
 };
@@ -109,6 +113,7 @@ static int net_notify(struct virtio_mmio_dev *dev, unsigned int qi, char *why)
 {
 	struct net_if *n = dev->priv;
 
+	n->kicks++;
 	kick(n->kick);
 	return 0;
 }
@@ -283,6 +288,19 @@ static void net_rx(struct net_if *n)
 	}
 }
 
+static int cond_init_monotonic(pthread_cond_t *c)
+{
+	pthread_condattr_t a;
+	int ret = pthread_condattr_init(&a);
+
+	if (!ret)
+		ret = pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	if (!ret)
+		ret = pthread_cond_init(c, &a);
+	pthread_condattr_destroy(&a);
+	return ret;
+}
+
 static void drain(int efd)
 {
 	uint64_t v;
@@ -308,13 +326,44 @@ static void *net_io_thread(void *arg)
 		if (p[0].revents)
 			break;
 		if (p[1].revents) {
+			uint64_t seen;
+
+			pthread_mutex_lock(&n->mmio->lock);
+			seen = n->kicks;
+			pthread_mutex_unlock(&n->mmio->lock);
 			drain(n->kick);
 			net_tx(n);
-		}
-		if (p[1].revents || (p[2].revents & POLLIN))
 			net_rx(n);
+			pthread_mutex_lock(&n->mmio->lock);
+			n->served = seen;
+			pthread_cond_broadcast(&n->idle);
+			pthread_mutex_unlock(&n->mmio->lock);
+		} else if (p[2].revents & POLLIN) {
+			net_rx(n);
+		}
 	}
 	return NULL;
+}
+
+int virtio_net_settle(struct machine *m)
+{
+	struct virtio_net *v = dev_priv(m, &virtio_net_device);
+
+	for (unsigned int i = 0; v && i < v->nr; i++) {
+		struct net_if *n = v->ifs[i];
+		struct timespec until;
+		int ret = 0;
+
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += 10;
+		pthread_mutex_lock(&n->mmio->lock);
+		while (n->served < n->kicks && ret != ETIMEDOUT)
+			ret = pthread_cond_timedwait(&n->idle, &n->mmio->lock, &until);
+		pthread_mutex_unlock(&n->mmio->lock);
+		if (ret)
+			return -ETIMEDOUT;
+	}
+	return 0;
 }
 
 static const struct virtio_mmio_model net_model = {
@@ -457,6 +506,7 @@ static void net_if_free(struct net_if *n)
 		close(n->kick);
 	if (n->stop >= 0)
 		close(n->stop);
+	pthread_cond_destroy(&n->idle);
 	free(n);
 }
 
@@ -469,6 +519,8 @@ static int net_if_new(struct machine *m, const struct machine_net *cfg, struct n
 	if (!n)
 		return -ENOMEM;
 	n->tap = n->kick = n->stop = -1;
+	if (cond_init_monotonic(&n->idle))
+		return -ENOMEM;
 	n->kick = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	n->stop = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (n->kick < 0 || n->stop < 0)

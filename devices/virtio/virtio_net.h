@@ -26,4 +26,11 @@ struct virtio_net_info {
 __must_check int virtio_net_query(struct machine *m, unsigned int i,
 				  struct virtio_net_info *info);
 
+/*
+ * Wait (10 s at most) until every interface's I/O thread has served each
+ * notify made so far: for a caller that must see a notify's effect before
+ * it goes on (the fuzz target, tests). 0, or -ETIMEDOUT.
+ */
+__must_check int virtio_net_settle(struct machine *m);
+
 #endif

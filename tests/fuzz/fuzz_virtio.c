@@ -2,10 +2,15 @@
 /*
  * libFuzzer target: a guest driver's side of virtio. The virtio-mmio
  * transport (devices/virtio/virtio_mmio.c), the split virtqueues
- * (virtio_queue.c) and the block and balloon models behind them, driven
- * the way a vCPU thread drives them: MMIO accesses through the VM's bus
- * (dev_mmio). QueueNotify serves the queue there and then, on the
- * calling thread, as on a vCPU: no device thread to wait for.
+ * (virtio_queue.c) and the block, balloon and net models behind them,
+ * driven the way a vCPU thread drives them: MMIO accesses through the VM's
+ * bus (dev_mmio). QueueNotify serves blk's and the balloon's queues there
+ * and then, on the calling thread, as on a vCPU; virtio-net's go to its
+ * I/O thread, and the harness waits for it to serve them
+ * (virtio_net_settle) before the next op, so an input does the same each
+ * time it runs (a notify it never serves fails the input). Its tap is one of this process's own,
+ * made once and left down: what the guest sends is refused by the host
+ * (counted), nothing arrives; the attack surface is the transmit chains.
  *
  * The machine is the VMM's own (vmm/core/vm_machine.c) over a VM without
  * KVM (tests/fuzz/fake_vm.c): 1 MiB of guest RAM at guest address 0 that
@@ -28,7 +33,8 @@
  *                 5 balloon query (bit 3: refresh, as libvirt's polling)
  *                 6 the VM stops (value 1) or runs on (0)
  *                 7 the devices' report (virtio_mmio_list)
- *     kind bit 3: device (0 virtio-blk, slot 0; 1 balloon, slot 1)
+ *     kind bit 3: device (0 virtio-blk, slot 0; 1 balloon, slot 1);
+ *                 kind bit 6 set: virtio-net (slot 2) instead
  *     kind >> 4:  width w = 1 << (kind >> 4 & 3)
  *     RAM store:  address = (kind >> 3) << 16 | offset, past RAM skipped
  *
@@ -45,12 +51,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <linux/if_tun.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "devices/device.h"
 #include "devices/virtio/virtio_balloon.h"
 #include "devices/virtio/virtio_mmio.h"
+#include "devices/virtio/virtio_net.h"
 #include "tests/fuzz/fake_vm.h"
 #include "vmm/memory/guest_mem.h"
 
@@ -63,10 +74,29 @@ static struct machine *const m = &vm.mach;
 static char disk_path[64];
 static int disk_fd = -1;
 
+static struct machine_net net = { .fd = -1, .offload = true };
+
+/* The net device's tap: a fresh one of this process (root and the tun module needed). */
+static void make_tap(void)
+{
+	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR };
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "gpmmfz%d", (int)getpid() % 100000);
+	net.fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	if (net.fd < 0 || ioctl(net.fd, TUNSETIFF, &ifr) < 0) {
+		fprintf(stderr, "fuzz_virtio: no tap for virtio-net (root and the tun module are "
+			"needed)\n");
+		abort();
+	}
+	m->cfg.net = &net;
+	m->cfg.nr_net = 1;
+}
+
 static void setup_once(void)
 {
 	if (fake_vm_init(&vm, RAM_BYTES))
 		abort();
+	make_tap();
 	disk_fd = memfd_create("fuzz-disk", MFD_CLOEXEC);
 	if (disk_fd < 0)
 		abort();
@@ -140,7 +170,8 @@ static void mmio(unsigned int slot, uint16_t off, uint8_t *data, unsigned int le
 
 static void run_op(const uint8_t *op)
 {
-	unsigned int kind = op[0], slot = kind >> 3 & 1, width = 1U << (kind >> 4 & 3);
+	unsigned int kind = op[0], width = 1U << (kind >> 4 & 3);
+	unsigned int slot = kind & 0x40 ? 2 : kind >> 3 & 1;
 	uint16_t off = (uint16_t)(op[1] | op[2] << 8);
 	uint32_t val = le32(op + 3);
 	struct virtio_balloon_info info;
@@ -178,19 +209,21 @@ static void run_op(const uint8_t *op)
 		__atomic_store_n(&vm.stopping, val & 1, __ATOMIC_RELEASE);
 		break;
 	case 7:
-		if (virtio_mmio_list(m, list, 4) != 2)
+		if (virtio_mmio_list(m, list, 4) != 3)
 			abort();
 		break;
 	}
 }
 
 /* FUZZ_VIRTIO_SHOW=1: what an input made the devices do, on stderr. */
-static void show(struct virtio_mmio_dev *blk, struct virtio_mmio_dev *balloon)
+static void show(struct virtio_mmio_dev *blk, struct virtio_mmio_dev *balloon,
+		 struct virtio_mmio_dev *nic)
 {
-	struct virtio_mmio_dev *devs[] = { blk, balloon };
+	struct virtio_mmio_dev *devs[] = { blk, balloon, nic };
 	struct virtio_balloon_info b;
+	struct virtio_net_info n;
 
-	for (unsigned int i = 0; i < 2; i++) {
+	for (unsigned int i = 0; i < 3; i++) {
 		const struct virtio_mmio_dev *d = devs[i];
 
 		fprintf(stderr, "%s: status 0x%x features 0x%llx notifies %llu bad rings %llu "
@@ -210,11 +243,15 @@ static void show(struct virtio_mmio_dev *blk, struct virtio_mmio_dev *balloon)
 			(unsigned long long)b.reported_bytes, (unsigned long long)b.bad_pfns,
 			b.nr_stats, (unsigned long long)vm.discard.calls,
 			(unsigned long long)fake_vm_log.console_bytes);
+	if (!virtio_net_query(m, 0, &n))
+		fprintf(stderr, "net: sent %llu, dropped %llu, refused by the tap %llu\n",
+			(unsigned long long)n.tx_packets, (unsigned long long)n.tx_dropped,
+			(unsigned long long)n.tx_errors);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct virtio_mmio_dev *blk, *balloon;
+	struct virtio_mmio_dev *blk, *balloon, *nic;
 	size_t image, off;
 
 	if (disk_fd < 0)
@@ -239,15 +276,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	blk = mmio_dev(0);
 	balloon = mmio_dev(1);
-	if (!blk || !balloon)
+	nic = mmio_dev(2);
+	if (!blk || !balloon || !nic)
 		abort();
 	for (off = 3 + image; off + OP_BYTES <= size; off += OP_BYTES) {
 		run_op(data + off);
+		/* what a notify of the net device made its I/O thread do, before the next op */
+		if ((data[off] & 0x40) && (data[off] & 7) <= 2 && virtio_net_settle(m))
+			abort();
 		check_device(blk);
 		check_device(balloon);
+		pthread_mutex_lock(&nic->lock);
+		check_device(nic);
+		pthread_mutex_unlock(&nic->lock);
 	}
 	if (getenv("FUZZ_VIRTIO_SHOW"))
-		show(blk, balloon);
+		show(blk, balloon, nic);
 	devices_exit(m);
 	memset(&m->bus, 0, sizeof(m->bus));
 	check_memory();

@@ -48,20 +48,21 @@ class Image:
 
 class Ops:
     def __init__(self, slot):
-        self.slot = slot
+        # kind's device bits: bit 3 picks blk (0) or the balloon (1), bit 6 virtio-net
+        self.sel = 0x40 if slot == 2 else slot << 3
         self.b = bytearray()
 
     def op(self, kind, off, val):
         self.b += struct.pack("<BHI", kind, off, val & 0xffffffff)
 
     def w(self, off, val):
-        self.op(0 | self.slot << 3, off, val)
+        self.op(0 | self.sel, off, val)
 
     def r(self, off, width=4):
-        self.op(1 | self.slot << 3 | {1: 0, 2: 1, 4: 2, 8: 3}[width] << 4, off, 0)
+        self.op(1 | self.sel | {1: 0, 2: 1, 4: 2, 8: 3}[width] << 4, off, 0)
 
     def wn(self, off, val, width):
-        self.op(2 | self.slot << 3 | {1: 0, 2: 1, 4: 2, 8: 3}[width] << 4, off, val)
+        self.op(2 | self.sel | {1: 0, 2: 1, 4: 2, 8: 3}[width] << 4, off, val)
 
     def store(self, gpa, val):
         self.op(3 | (gpa >> 16) << 3, gpa & 0xffff, val)
@@ -196,6 +197,34 @@ def balloon_edge_seed():
 
 # --- bzimage (a kernel file: bzImage by the x86 boot protocol, or PVH ELF) ---
 
+def net_seed():
+    """virtio-net: both queues, two packets sent (one in two parts), receive buffers posted."""
+    img, ops = Image(), Ops(2)
+    rx, tx = (0x000, 0x100, 0x140), (0x400, 0x500, 0x540)
+    frame = bytes(12) + b"\xff" * 6 + b"\x02\x00\x00\x00\x00\x01" + b"\x88\xb5" + bytes(46)
+    img.put(0x8000, frame)
+    img.desc(tx[0], 0, 0x8000, 12, F_NEXT, 1)
+    img.desc(tx[0], 1, 0x800c, len(frame) - 12)
+    img.desc(tx[0], 2, 0x8000, len(frame))
+    img.avail(tx[1], [0, 2])
+    for i in range(4):
+        img.desc(rx[0], i, 0x9000 + 0x800 * i, 0x800, F_WRITE)
+    img.avail(rx[1], [0, 1, 2, 3])
+    # VERSION_1, MAC, STATUS, CSUM, GUEST_CSUM, HOST_TSO4
+    ops.negotiate(1 << 32 | 1 << 5 | 1 << 16 | 1 << 0 | 1 << 1 | 1 << 11)
+    ops.queue(0, 8, *rx)
+    ops.queue(1, 8, *tx)
+    ops.w(STATUS, ACK | DRIVER | FEATURES_OK | DRIVER_OK)
+    for off in range(0, 0xc, 2):
+        ops.r(CONFIG + off, 2)
+    ops.w(QNOTIFY, 0)
+    ops.w(QNOTIFY, 1)
+    ops.r(ISR)
+    ops.w(IACK, 1)
+    ops.w(STATUS, 0)
+    return virtio_input(0, img, ops)
+
+
 def bzimage_seed(setup_sects, payload, init_size, version=0x020f):
     setup = (setup_sects or 4) + 1
     b = bytearray(setup * 512 + payload)
@@ -244,6 +273,7 @@ def main():
     write("virtio", "balloon", balloon_seed(True))
     write("virtio", "balloon-no-reporting", balloon_seed(False))
     write("virtio", "balloon-edge-of-ram", balloon_edge_seed())
+    write("virtio", "net", net_seed())
     write("bzimage", "bzimage-small", bzimage_seed(1, 4096, 0x100000))
     write("bzimage", "bzimage-setup4", bzimage_seed(0, 4096, 0x400000, 0x020c))
     write("bzimage", "pvh", pvh_seed())

@@ -523,13 +523,14 @@ static void test_two_domains_share_pool(void)
  * network namespace of the test's own, where the addresses live
  * (10.99.2.1 and 10.99.3.1, one subnet per interface) and a busybox httpd
  * serves a 1 MB file: both interfaces answer ping from there and fetch
- * the file with its sha256 intact.
+ * the file with its sha256 intact. (The veth goes with the namespace.)
  */
 static void test_linux_domain_network(void)
 {
 	static const char net_xml[] = "<network><name>gpmm-test</name>"
 		"<bridge name='gpmmbr0' stp='off' delay='0'/></network>";
 	char ns[32], dir[300], xml[300], sum[80] = "", line[300], want[100];
+	int setup;
 	const char *sed = "-e \"s#</devices>#<interface type='network'><source network="
 		"'gpmm-test'/><mac address='52:54:00:00:02:02'/><model type='virtio'/></interface>"
 		"<interface type='ethernet'><target dev='gtapE' managed='no'/><mac address="
@@ -540,7 +541,7 @@ static void test_linux_domain_network(void)
 	snprintf(ns, sizeof(ns), "gpmmlv%d", (int)getpid());
 	snprintf(dir, sizeof(dir), "%s/lvwww", test_run_dir());
 	snprintf(xml, sizeof(xml), "%s/gpmm-test-net.xml", test_run_dir());
-	CU_ASSERT_EQUAL_FATAL(sh(out, sizeof(out), "printf \"%s\" > %s && virsh -q net-define %s && "
+	setup = sh(out, sizeof(out), "printf \"%s\" > %s && virsh -q net-define %s && "
 		"virsh -q net-start gpmm-test && ip netns add %s && ip -n %s link set lo up && "
 		"ip link add gvh type veth peer name gvn && ip link set gvn netns %s && "
 		"ip -n %s addr add 10.99.2.1/24 dev gvn && ip -n %s addr add 10.99.3.1/24 dev gvn && "
@@ -548,7 +549,10 @@ static void test_linux_domain_network(void)
 		"ip tuntap add gtapE mode tap && ip link set gtapE master gpmmbr0 && "
 		"ip link set gtapE up && mkdir -p %s && head -c 1000000 /dev/urandom > %s/blob && "
 		"ip netns exec %s busybox httpd -p 8080 -h %s && sha256sum %s/blob 2>&1",
-		net_xml, xml, xml, ns, ns, ns, ns, ns, ns, dir, dir, ns, dir, dir), 0);
+		net_xml, xml, xml, ns, ns, ns, ns, ns, ns, dir, dir, ns, dir, dir);
+	if (setup)
+		fprintf(stderr, "\n  network set-up failed: %.2000s\n", out);
+	CU_ASSERT_EQUAL_FATAL(setup, 0);
 	sscanf(out, "%64s", sum);
 	CU_ASSERT_FATAL(start_linux(sed));
 	CU_ASSERT(console_answers(LINUX, "for i in eth0 eth1; do case $(cat /sys/class/net/$i/"
@@ -569,7 +573,7 @@ static void test_linux_domain_network(void)
 	CU_ASSERT(domain_logs_clean());
 	virsh("net-destroy gpmm-test");
 	virsh("net-undefine gpmm-test");
-	if (sh(NULL, 0, "ip netns pids %s | xargs -r kill; ip netns del %s; ip link del gvh; "
+	if (sh(NULL, 0, "ip netns pids %s | xargs -r kill; ip netns del %s; "
 	       "ip link del gtapE", ns, ns))
 		fprintf(stderr, "\n  could not remove the test's network namespace and links\n");
 }

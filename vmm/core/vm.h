@@ -15,6 +15,8 @@
  *                        which its guest accesses (populate) take. The
  *                        balloon's PFN work (gmem_discard) runs with it
  *                        dropped, in batches, so no guest can hold it long.
+ *                        virtio-net's I/O thread takes it for one chain at a
+ *                        time, never across the tap's read or write.
  *                        Never two at once.
  *   assembler.lock       held through a pass over the VMs (assembler.c);
  *                        an assembly's block is allocated under it (in a VM
