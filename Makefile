@@ -137,6 +137,7 @@ APP_SRCS   := $(VMM_SRCS) \
               bench/bench_pool_fds.c \
               bench/bench_vm.c \
               bench/bench_boot_linux.c \
+              bench/bench_net.c \
               bench/bench_hugeback.c \
               bench/bench_isolation.c \
               cli/cli.c

@@ -81,6 +81,7 @@ int cmd_bench_trace_gen(int argc, char **argv);
 int cmd_bench_boot(int argc, char **argv);
 /* `gpmm bench boot --linux`: cmd_bench_boot hands it its arguments. */
 int cmd_bench_boot_linux(int argc, char **argv);
+int cmd_bench_net(int argc, char **argv);
 int cmd_bench_fault(int argc, char **argv);
 int cmd_bench_migrate(int argc, char **argv);
 int cmd_bench_hugeback(int argc, char **argv);

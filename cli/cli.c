@@ -32,6 +32,7 @@ static const struct cli_cmd bench_cmds[] = {
 	{ "hugeback", cmd_bench_hugeback, "huge-backed share over time vs QEMU" },
 	{ "isolation", cmd_bench_isolation, "a VM's rate beside hostile neighbours" },
 	{ "report", cmd_bench_report, "a VM's report and teardown on the pool service: 1 vs 16 GiB" },
+	{ "net", cmd_bench_net, "a Linux guest's TCP throughput and ping through a tap vs QEMU" },
 	{ "pool-fds", cmd_bench_pool_fds, "descriptors and mappings of 64 VM processes on a 16 GiB pool service" },
 	{ 0 }
 };

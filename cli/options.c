@@ -51,8 +51,9 @@ static const struct cli_hint foreign_options[] = {
 		" (default $GPMM_RUN_DIR/NAME.qmp); gpmm status|pause|resume|shutdown|destroy use it" },
 	{ "--config-file", "Firecracker's --config-file: give gpmm a config INI as an argument"
 		" (gpmm run configs/memtest.ini)" },
-	{ "--net", "gpmm has no network devices yet" },
-	{ "--netdev", "gpmm has no network devices yet" },
+	{ "--netdev", "--net tap=NAME (a host tap; docs/networking.md)" },
+	{ "-netdev", "QEMU's -netdev tap,ifname=NAME is --net tap=NAME here" QEMU_TOO },
+	{ "-nic", "QEMU's -nic tap,ifname=NAME is --net tap=NAME here" QEMU_TOO },
 	{ "--version", "gpmm --version (before the sub-command)" },
 };
 

@@ -23,8 +23,10 @@
  * IFF_VNET_HDR), the device strips the header on transmit, writes a zero
  * one on receive and offers no offload.
  *
- * A receive chain too short for the packet drops the packet (counted) and
- * gives the chain back empty; a packet read while the guest has posted no
+ * With mergeable receive buffers (MRG_RXBUF, always offered) a packet
+ * spans as many receive chains as it needs; without, a receive chain too
+ * short for the packet drops the packet (counted) and gives the chain
+ * back empty; a packet read while the guest has posted no
  * buffer waits in the interface until one comes, and the tap is not
  * polled meanwhile, so the host's queue, not gpmm, holds what waits.
  */
@@ -34,6 +36,7 @@
 #include <linux/if_tun.h>
 #include <net/if.h>
 #include <poll.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +58,8 @@
 /* the largest frame a tap gives or takes with TSO: 64 KiB of IP and the Ethernet header */
 #define NET_FRAME_MAX		(65535 + 14 + 4)
 #define NET_BUF_BYTES		(NET_HDR_BYTES + NET_FRAME_MAX)
+/* chains one merged packet may fill: 64 KiB in the 1.5 KiB buffers Linux posts */
+#define NET_MRG_MAX		64
 
 struct net_if {
 	struct virtio_mmio_dev *mmio;
@@ -69,12 +74,14 @@ struct net_if {
 	/* the I/O thread's own */
 	uint32_t rx_pending;		/* bytes of buf waiting for a receive buffer */
 	struct virtq_chain chain;
+	struct virtq_chain first;	/* a merged packet's first chain */
 	uint8_t buf[NET_BUF_BYTES];
 	/* notifies so far, and how many of them the I/O thread has served (device lock) */
 	uint64_t kicks, served;
 	pthread_cond_t idle;		/* served caught up with kicks */
 	/* counters, under the device lock */
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes, rx_dropped, tx_dropped, tx_errors;
+	uint64_t rx_waits;		/* a packet found too few receive buffers posted */
 };
 
 struct virtio_net {
@@ -146,22 +153,6 @@ static void __net_sync_offload(struct net_if *n)
 		n->offload_set = want;
 }
 
-struct net_copy {
-	uint8_t *buf;
-	bool to_guest;
-};
-
-static int net_piece(void *opaque, uint8_t *host, uint64_t len, uint64_t done)
-{
-	struct net_copy *c = opaque;
-
-	if (c->to_guest)
-		memcpy(host, c->buf + done, len);
-	else
-		memcpy(c->buf + done, host, len);
-	return 0;
-}
-
 /*
  * Take one transmit chain and copy its packet out: its length (header
  * included), 0 when the queue is empty, -1 when the chain was given back
@@ -171,7 +162,6 @@ static int __net_tx_take(struct net_if *n, char *why)
 {
 	struct virtio_mmio_dev *dev = n->mmio;
 	struct virtq_chain *c = &n->chain;
-	struct net_copy copy = { n->buf, false };
 	int ret;
 
 	if (!__virtio_mmio_can_serve(dev, NET_TXQ))
@@ -180,7 +170,7 @@ static int __net_tx_take(struct net_if *n, char *why)
 	if (ret <= 0)
 		return ret;
 	if (c->read_len < NET_HDR_BYTES || c->read_len > NET_BUF_BYTES ||
-	    virtq_walk(dev->m, c, false, 0, c->read_len, net_piece, &copy))
+	    virtq_read(dev->m, c, 0, n->buf, c->read_len))
 		ret = -1;
 	else
 		ret = (int)c->read_len;
@@ -225,38 +215,100 @@ static void net_tx(struct net_if *n)
 	kick(n->kick);
 }
 
+/* Give back chain @head with @len bytes written, and say so. */
+static void __net_rx_push(struct net_if *n, uint16_t head, uint32_t len)
+{
+	if (virtq_push(n->mmio->m, &n->mmio->vq[NET_RXQ], head, len) == 0)
+		__virtio_mmio_used(n->mmio);
+}
+
 /*
- * Give the pending packet to the guest: true when it went (or was dropped
- * for a chain too short), false when no receive buffer is posted.
+ * Without mergeable buffers a packet goes into one chain: one too short
+ * for it gets the packet dropped and comes back empty.
  */
-static bool __net_rx_give(struct net_if *n, char *why)
+static bool __net_rx_one(struct net_if *n, char *why)
 {
 	struct virtio_mmio_dev *dev = n->mmio;
 	struct virtq_chain *c = &n->chain;
-	struct net_copy copy = { n->buf, true };
-	struct virtio_net_hdr *h = (struct virtio_net_hdr *)n->buf;
 	uint32_t len = n->rx_pending;
-	int ret;
+	int ret = virtq_pop(dev->m, &dev->vq[NET_RXQ], c, why);
 
-	if (!__virtio_mmio_can_serve(dev, NET_RXQ))
-		return false;
-	ret = virtq_pop(dev->m, &dev->vq[NET_RXQ], c, why);
 	if (ret < 0)
 		__virtio_mmio_broken(dev, why);
 	if (ret <= 0)
 		return false;
-	h->num_buffers = 1;
-	if (c->write_len < len ||
-	    virtq_walk(dev->m, c, true, 0, len, net_piece, &copy)) {
+	if (c->write_len < len || virtq_write(dev->m, c, 0, n->buf, len)) {
 		n->rx_dropped++;
 		len = 0;
 	} else {
 		n->rx_packets++;
 		n->rx_bytes += len > NET_HDR_BYTES ? len - NET_HDR_BYTES : 0;
 	}
-	if (virtq_push(dev->m, &dev->vq[NET_RXQ], c->head, len) == 0)
-		__virtio_mmio_used(dev);
+	__net_rx_push(n, c->head, len);
 	return true;
+}
+
+/*
+ * With mergeable buffers (MRG_RXBUF) a packet fills as many chains as it
+ * needs, in order, and the first one's header says how many
+ * (num_buffers). Until the driver has posted enough of them, those taken
+ * are put back and the packet waits. A chain with no room breaks the
+ * ring; a packet that needs more than NET_MRG_MAX chains is dropped.
+ */
+static bool __net_rx_merge(struct net_if *n, char *why)
+{
+	struct virtio_mmio_dev *dev = n->mmio;
+	struct virtq *q = &dev->vq[NET_RXQ];
+	uint32_t len = n->rx_pending, off = 0, part[NET_MRG_MAX];
+	uint16_t head[NET_MRG_MAX], nr = 0;
+	bool ok = true;
+
+	while (off < len && nr < NET_MRG_MAX) {
+		struct virtq_chain *c = nr ? &n->chain : &n->first;
+		int ret = virtq_pop(dev->m, q, c, why);
+
+		if (ret > 0 && !c->write_len) {
+			snprintf(why, VIRTQ_WHY_LEN, "receive chain %u has nothing to write", c->head);
+			ret = -EINVAL;
+		}
+		if (ret < 0)
+			__virtio_mmio_broken(dev, why);
+		if (ret <= 0) {
+			virtq_unpop(q, nr);
+			return false;
+		}
+		part[nr] = c->write_len < len - off ? (uint32_t)c->write_len : len - off;
+		ok &= !virtq_write(dev->m, c, 0, n->buf + off, part[nr]);
+		head[nr++] = c->head;
+		off += part[nr - 1];
+	}
+	ok &= off == len && !virtq_write(dev->m, &n->first, offsetof(struct virtio_net_hdr,
+							     num_buffers), &nr, sizeof(nr));
+	if (ok) {
+		n->rx_packets++;
+		n->rx_bytes += len > NET_HDR_BYTES ? len - NET_HDR_BYTES : 0;
+	} else {
+		n->rx_dropped++;
+	}
+	for (uint16_t i = 0; i < nr; i++)
+		__net_rx_push(n, head[i], ok ? part[i] : 0);
+	return true;
+}
+
+/*
+ * Give the pending packet to the guest: true when it went (or was dropped),
+ * false when the driver has not posted the buffers it needs.
+ */
+static bool __net_rx_give(struct net_if *n, char *why)
+{
+	struct virtio_mmio_dev *dev = n->mmio;
+
+	if (!__virtio_mmio_can_serve(dev, NET_RXQ))
+		return false;
+	((struct virtio_net_hdr *)n->buf)->num_buffers = 1;
+	if (__virtio_mmio_has(dev, VIRTIO_NET_F_MRG_RXBUF))
+		return __net_rx_merge(n, why);
+	return __net_rx_one(n, why);
 }
 
 /* Read packets from the tap while the guest has buffers for them. */
@@ -281,6 +333,7 @@ static void net_rx(struct net_if *n)
 		pthread_mutex_lock(&dev->lock);
 		__net_sync_offload(n);
 		gone = __net_rx_give(n, why);
+		n->rx_waits += !gone;
 		pthread_mutex_unlock(&dev->lock);
 		if (!gone)
 			return;
@@ -481,7 +534,8 @@ static int net_open_tap(struct machine *m, const struct machine_net *cfg, struct
 
 static uint64_t net_features(const struct net_if *n, const struct machine_net *cfg)
 {
-	uint64_t f = (1ULL << VIRTIO_NET_F_MAC) | (1ULL << VIRTIO_NET_F_STATUS);
+	uint64_t f = (1ULL << VIRTIO_NET_F_MAC) | (1ULL << VIRTIO_NET_F_STATUS) |
+		     (1ULL << VIRTIO_NET_F_MRG_RXBUF);
 
 	if (n->vnet_hdr && cfg->offload)
 		f |= (1ULL << VIRTIO_NET_F_CSUM) | (1ULL << VIRTIO_NET_F_GUEST_CSUM) |
@@ -558,7 +612,7 @@ int virtio_net_query(struct machine *m, unsigned int i, struct virtio_net_info *
 		.rx_packets = n->rx_packets, .rx_bytes = n->rx_bytes,
 		.tx_packets = n->tx_packets, .tx_bytes = n->tx_bytes,
 		.rx_dropped = n->rx_dropped, .tx_dropped = n->tx_dropped,
-		.tx_errors = n->tx_errors,
+		.tx_errors = n->tx_errors, .rx_waits = n->rx_waits,
 	};
 	memcpy(info->mac, n->mac, 6);
 	pthread_mutex_unlock(&n->mmio->lock);

@@ -20,6 +20,7 @@ struct virtio_net_info {
 	uint64_t rx_dropped;		/* no receive buffer long enough */
 	uint64_t tx_dropped;		/* a chain that is no packet (too long, too short) */
 	uint64_t tx_errors;		/* the tap refused the write */
+	uint64_t rx_waits;		/* a packet waited: too few receive buffers posted */
 };
 
 /* Interface @i of the VM; -ENODEV when it has no such interface. */

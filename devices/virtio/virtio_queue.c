@@ -178,6 +178,11 @@ gone:
 	return -EINVAL;
 }
 
+void virtq_unpop(struct virtq *q, unsigned int n)
+{
+	q->last_avail = (uint16_t)(q->last_avail - n);
+}
+
 /*
  * A device may hold a chain past the notify that brought it (the
  * balloon's stats buffer) while the driver takes the queue back

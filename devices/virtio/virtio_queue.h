@@ -71,6 +71,12 @@ void virtq_reset(struct virtq *q);
  */
 __must_check int virtq_pop(struct machine *m, struct virtq *q, struct virtq_chain *c,
 			   char *why);
+/*
+ * Put back the last @n chains taken and not yet returned: the next pop
+ * takes them again (a device that needs more chains than the driver has
+ * posted, and waits for the rest).
+ */
+void virtq_unpop(struct virtq *q, unsigned int n);
 /* Return chain @head with @len bytes written; -EFAULT if the ring is gone (not ready). */
 __must_check int virtq_push(struct machine *m, struct virtq *q, uint16_t head, uint32_t len);
 

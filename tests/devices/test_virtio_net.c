@@ -120,13 +120,15 @@ static void queue_setup(unsigned int q, uint64_t desc, uint64_t avail, uint64_t 
 	reg_write(VIRTIO_MMIO_QUEUE_READY, 1);
 }
 
-/* A driver that takes no offload: VERSION_1 only, both queues, DRIVER_OK. */
-static void driver_up(void)
+/* A driver that takes VERSION_1 and the @features (bits below 32), both queues, DRIVER_OK. */
+static void driver_up_with(uint32_t features)
 {
 	const uint32_t s = VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER;
 
 	reg_write(VIRTIO_MMIO_STATUS, 0);
 	reg_write(VIRTIO_MMIO_STATUS, s);
+	reg_write(VIRTIO_MMIO_DRIVER_FEATURES_SEL, 0);
+	reg_write(VIRTIO_MMIO_DRIVER_FEATURES, features);
 	reg_write(VIRTIO_MMIO_DRIVER_FEATURES_SEL, 1);
 	reg_write(VIRTIO_MMIO_DRIVER_FEATURES, 1U << (VIRTIO_F_VERSION_1 - 32));
 	reg_write(VIRTIO_MMIO_STATUS, s | VIRTIO_STATUS_FEATURES_OK);
@@ -134,6 +136,12 @@ static void driver_up(void)
 	for (unsigned int q = 0; q < 2; q++)
 		queue_setup(q, DESC(q), AVAIL(q), USED(q));
 	reg_write(VIRTIO_MMIO_STATUS, s | VIRTIO_STATUS_FEATURES_OK | VIRTIO_STATUS_DRIVER_OK);
+}
+
+/* A driver that takes no offload and no mergeable buffers. */
+static void driver_up(void)
+{
+	driver_up_with(0);
 }
 
 static void put_desc(uint64_t desc_gpa, uint16_t i, uint64_t addr, uint32_t len, uint16_t flags,
@@ -346,6 +354,67 @@ static void test_net_rx_from_host(void)
 	net_down(tap);
 }
 
+/* Wait (bounded) until a packet has found too few receive buffers. */
+static bool wait_rx_waits(void)
+{
+	struct timespec ms = { 0, 1000000 };
+	struct virtio_net_info i;
+
+	for (int t = 0; t < WAIT_MS; t++) {
+		CU_ASSERT_EQUAL_FATAL(virtio_net_query(&dbl.m, 0, &i), 0);
+		if (i.rx_waits)
+			return true;
+		nanosleep(&ms, NULL);
+	}
+	return false;
+}
+
+/*
+ * Mergeable receive buffers: a 60-byte frame and its 12-byte header need
+ * two 40-byte buffers. With one posted the packet waits and the buffer
+ * stays the driver's; once the second comes, the frame fills both in
+ * order (40 + 32 bytes) and the first header's num_buffers says 2.
+ */
+static void test_net_rx_merged(void)
+{
+	uint8_t frame[60] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1, 0x88, 0xb5 };
+	struct sockaddr_ll to = { .sll_family = AF_PACKET, .sll_halen = 6 };
+	struct virtq_used_elem e[2];
+	uint16_t nbuf;
+	int tap = net_up(), s;
+
+	if (tap < 0)
+		return;
+	driver_up_with(1U << VIRTIO_NET_F_MRG_RXBUF);
+	for (int i = 0; i < 60; i++)
+		frame[14 + i % 46] = (uint8_t)i;
+	put_desc(DESC(RXQ), 0, BUF_GPA, 40, VIRTQ_DESC_F_WRITE, 0);
+	put_desc(DESC(RXQ), 1, BUF_GPA + 0x1000, 40, VIRTQ_DESC_F_WRITE, 0);
+	offer(RXQ, AVAIL(RXQ), 0, 0);
+	s = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	to.sll_ifindex = (int)if_nametoindex(tap_name);
+	memset(to.sll_addr, 0xff, 6);
+	CU_ASSERT_FATAL(s >= 0);
+	CU_ASSERT_EQUAL(sendto(s, frame, sizeof(frame), 0, (struct sockaddr *)&to, sizeof(to)),
+			(ssize_t)sizeof(frame));
+	CU_ASSERT_FATAL(wait_rx_waits());
+	CU_ASSERT_EQUAL(used_idx(USED(RXQ)), 0);
+	offer(RXQ, AVAIL(RXQ), 1, 1);
+	CU_ASSERT_FATAL(wait_handled(1));
+	CU_ASSERT_EQUAL_FATAL(used_idx(USED(RXQ)), 2);
+	memcpy(e, dbl.ram + USED(RXQ) + VIRTQ_USED_RING(0), sizeof(e));
+	CU_ASSERT(e[0].id == 0 && e[0].len == 40);
+	CU_ASSERT(e[1].id == 1 && e[1].len == HDR + sizeof(frame) - 40);
+	memcpy(&nbuf, dbl.ram + BUF_GPA + 10, 2);
+	CU_ASSERT_EQUAL(nbuf, 2);
+	CU_ASSERT_EQUAL(memcmp(dbl.ram + BUF_GPA + HDR, frame, 40 - HDR), 0);
+	CU_ASSERT_EQUAL(memcmp(dbl.ram + BUF_GPA + 0x1000, frame + 40 - HDR,
+			       sizeof(frame) - (40 - HDR)), 0);
+	CU_ASSERT_FALSE(needs_reset());
+	close(s);
+	net_down(tap);
+}
+
 /* A descriptor that is no tap (a pipe) is refused at start, with the reason. */
 static void test_net_not_a_tap(void)
 {
@@ -369,6 +438,7 @@ static const struct suite_test tests[] = {
 	{ "net: no-packet chains dropped, the device goes on", test_net_tx_bad_packets_dropped },
 	{ "net: a queue set up twice", test_net_queue_set_up_twice },
 	{ "net: a frame from the host in the guest's buffer", test_net_rx_from_host },
+	{ "net: a frame merged across two receive buffers", test_net_rx_merged },
 	{ "net: a descriptor that is no tap", test_net_not_a_tap },
 };
 

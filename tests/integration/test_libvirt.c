@@ -515,49 +515,45 @@ static void test_two_domains_share_pool(void)
 }
 
 /*
- * The Linux domain with two interfaces as libvirt makes them: one on a
- * libvirt network the test defines (isolated: a bridge, no address, no
- * forwarding, no DHCP) and one of type 'ethernet' on a tap the test made
- * (managed='no'), plugged into the same bridge. libvirt opens both taps
- * and hands gpmm their descriptors. The host side is a veth into a
- * network namespace of the test's own, where the addresses live
- * (10.99.2.1 and 10.99.3.1, one subnet per interface) and a busybox httpd
- * serves a 1 MB file: both interfaces answer ping from there and fetch
- * the file with its sha256 intact. (The veth goes with the namespace.)
+ * The shipped Linux domain's interface on libvirt's network 'default'
+ * (tests/libvirt/env makes it isolated: a bridge, no address, no
+ * forwarding, no DHCP), and one more of type 'ethernet' on a tap the test
+ * made (managed='no') in the same bridge. libvirt opens both taps and
+ * hands gpmm their descriptors. The host side is a veth into a network
+ * namespace of the test's own, where the addresses live (10.99.2.1 and
+ * 10.99.3.1, one subnet per interface) and a busybox httpd serves a 1 MB
+ * file: both interfaces answer ping from there and fetch the file with
+ * its sha256 intact. (The veth goes with the namespace.)
  */
 static void test_linux_domain_network(void)
 {
-	static const char net_xml[] = "<network><name>gpmm-test</name>"
-		"<bridge name='gpmmbr0' stp='off' delay='0'/></network>";
-	char ns[32], dir[300], xml[300], sum[80] = "", line[300], want[100];
+	char ns[32], dir[300], sum[80] = "", line[300], want[100];
+	const char *sed = "-e \"s#</devices>#<interface type='ethernet'><target dev='gtapE' "
+		"managed='no'/><mac address='52:54:00:00:02:03'/><model type='virtio'/>"
+		"</interface></devices>#\"";
 	int setup;
-	const char *sed = "-e \"s#</devices>#<interface type='network'><source network="
-		"'gpmm-test'/><mac address='52:54:00:00:02:02'/><model type='virtio'/></interface>"
-		"<interface type='ethernet'><target dev='gtapE' managed='no'/><mac address="
-		"'52:54:00:00:02:03'/><model type='virtio'/></interface></devices>#\"";
 
 	CU_ASSERT_FATAL(lv_up());
 	forget_domains();
 	snprintf(ns, sizeof(ns), "gpmmlv%d", (int)getpid());
 	snprintf(dir, sizeof(dir), "%s/lvwww", test_run_dir());
-	snprintf(xml, sizeof(xml), "%s/gpmm-test-net.xml", test_run_dir());
-	setup = sh(out, sizeof(out), "printf \"%s\" > %s && virsh -q net-define %s && "
-		"virsh -q net-start gpmm-test && ip netns add %s && ip -n %s link set lo up && "
+	setup = sh(out, sizeof(out), "virsh -q net-info default | grep -q 'Active: *yes' && "
+		"ip netns add %s && ip -n %s link set lo up && "
 		"ip link add gvh type veth peer name gvn && ip link set gvn netns %s && "
 		"ip -n %s addr add 10.99.2.1/24 dev gvn && ip -n %s addr add 10.99.3.1/24 dev gvn && "
 		"ip -n %s link set gvn up && ip link set gvh master gpmmbr0 && ip link set gvh up && "
 		"ip tuntap add gtapE mode tap && ip link set gtapE master gpmmbr0 && "
 		"ip link set gtapE up && mkdir -p %s && head -c 1000000 /dev/urandom > %s/blob && "
 		"ip netns exec %s busybox httpd -p 8080 -h %s && sha256sum %s/blob 2>&1",
-		net_xml, xml, xml, ns, ns, ns, ns, ns, ns, dir, dir, ns, dir, dir);
+		ns, ns, ns, ns, ns, ns, dir, dir, ns, dir, dir);
 	if (setup)
 		fprintf(stderr, "\n  network set-up failed: %.2000s\n", out);
 	CU_ASSERT_EQUAL_FATAL(setup, 0);
 	sscanf(out, "%64s", sum);
 	CU_ASSERT_FATAL(start_linux(sed));
 	CU_ASSERT(console_answers(LINUX, "for i in eth0 eth1; do case $(cat /sys/class/net/$i/"
-		"address) in *:02) a=10.99.2.2;; *:03) a=10.99.3.3;; esac; ip addr add $a/24 dev $i "
-		"&& ip link set $i up || break; done; echo net-$((40+2))", "net-42", WAIT_TRIES));
+		"address) in *:00:02:03) a=10.99.3.3;; *) a=10.99.2.2;; esac; ip addr add $a/24 dev "
+		"$i && ip link set $i up || break; done; echo net-$((40+2))", "net-42", WAIT_TRIES));
 	CU_ASSERT_EQUAL(sh(out, sizeof(out), "ip netns exec %s busybox ping -c 3 -W 20 10.99.2.2 "
 			   "&& ip netns exec %s busybox ping -c 3 -W 20 10.99.3.3", ns, ns), 0);
 	for (int k = 2; k <= 3; k++) {
@@ -571,11 +567,9 @@ static void test_linux_domain_network(void)
 	CU_ASSERT(pool_whole(30));
 	CU_ASSERT_EQUAL(virsh("undefine %s", LINUX), 0);
 	CU_ASSERT(domain_logs_clean());
-	virsh("net-destroy gpmm-test");
-	virsh("net-undefine gpmm-test");
-	if (sh(NULL, 0, "ip netns pids %s | xargs -r kill; ip netns del %s; "
-	       "ip link del gtapE", ns, ns))
-		fprintf(stderr, "\n  could not remove the test's network namespace and links\n");
+	if (sh(NULL, 0, "ip netns pids %s | xargs -r kill; ip netns del %s; ip link del gtapE",
+	       ns, ns))
+		fprintf(stderr, "\n  could not remove the test's network namespace and tap\n");
 }
 
 /*
@@ -700,7 +694,7 @@ static void test_virt_install_domain(void)
 	snprintf(xml, sizeof(xml), "%s/%s.xml", test_run_dir(), VIRT_INSTALL);
 	if (sh(out, sizeof(out), "virt-install --print-xml --name %s --memory 256 --vcpus 1 "
 	       "--import --disk none --boot kernel=%s/linux/bzImage,initrd=%s/linux/initramfs.cpio.gz,"
-	       "kernel_args=console=ttyS0 --graphics none --network none "
+	       "kernel_args=console=ttyS0 --graphics none --network network=default,model=virtio "
 	       "--osinfo detect=on,require=off 2>&1 > %s", VIRT_INSTALL, guests, guests, xml)) {
 		fprintf(stderr, "\nvirt-install: %s\n", out);
 		CU_FAIL_FATAL("virt-install --print-xml");

@@ -89,6 +89,7 @@ static void test_unknown_options(void)
 		{ "run --kernel X --ramm 64M", "'--ramm'", "did you mean --ram?" },
 		{ "daemon --pol 1G", "'--pol'", "--pool" },
 		{ "frag --jsn", "'--jsn'", "did you mean --json?" },
+		{ "run --kernel X -netdev tap,id=n,ifname=t0", "'-netdev'", "--net tap=NAME" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -128,6 +129,9 @@ static void test_arguments_before_the_host(void)
 	SAYS("(1024 MiB, the default): give --pool 2048M");
 	CU_ASSERT_EQUAL(gpmm_run(true, "run --kernel %s --pool 3M", gpmm()), 2);
 	SAYS("multiple of 2 MiB");
+	CU_ASSERT_EQUAL(gpmm_run(true, "run --kernel %s --net tap=t0,offload=maybe", gpmm()), 2);
+	SAYS("bad part 'offload=maybe'");
+	NOT_SAYS("kvm");
 	CU_ASSERT_EQUAL(gpmm_run(true, "daemon --pool 3M"), 2);
 	SAYS("gpmm daemon: pool 3072 KiB: want a multiple of 2 MiB");
 	/* all of it right: then the host, and how to run anyway */
