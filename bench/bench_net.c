@@ -18,6 +18,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
@@ -149,9 +150,14 @@ static pid_t net_spawn(const struct net_kind *k, const struct net_opts *o, int o
 	if (pid)
 		return pid;
 	setpgid(0, 0);
+	/* stdin is /dev/null: QEMU's stdio chardev wants a descriptor there */
+	i = open("/dev/null", O_RDONLY);
+	if (i > 0) {
+		dup2(i, 0);
+		close(i);
+	}
 	dup2(out, 1);
 	dup2(out, 2);
-	close(0);
 	execvp(argv[0], argv);
 	_exit(127);
 }

@@ -81,6 +81,7 @@
 #define VIRTQ_DESC_F_NEXT		0x1
 #define VIRTQ_DESC_F_WRITE		0x2	/* device writes (else reads) */
 #define VIRTQ_DESC_F_INDIRECT		0x4
+#define VIRTQ_AVAIL_F_NO_INTERRUPT	0x1	/* avail->flags: the driver polls */
 #define VIRTQ_DESC_ALIGN		16
 #define VIRTQ_AVAIL_ALIGN		2
 #define VIRTQ_USED_ALIGN		4

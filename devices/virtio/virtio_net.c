@@ -127,7 +127,10 @@ static int net_notify(struct virtio_mmio_dev *dev, unsigned int qi, char *why)
 
 static void net_reset(struct virtio_mmio_dev *dev)
 {
-	kick(((struct net_if *)dev->priv)->kick);
+	struct net_if *n = dev->priv;
+
+	n->kicks++;
+	kick(n->kick);
 }
 
 /*
@@ -154,6 +157,19 @@ static void __net_sync_offload(struct net_if *n)
 }
 
 /*
+ * Give back chain @head of queue @qi with @len bytes written, and raise
+ * the interrupt unless the driver polls: in a nested guest each interrupt
+ * costs more than the packet.
+ */
+static void __net_push(struct net_if *n, unsigned int qi, uint16_t head, uint32_t len)
+{
+	struct virtq *q = &n->mmio->vq[qi];
+
+	if (virtq_push(n->mmio->m, q, head, len) == 0 && virtq_wants_interrupt(n->mmio->m, q))
+		__virtio_mmio_used(n->mmio);
+}
+
+/*
  * Take one transmit chain and copy its packet out: its length (header
  * included), 0 when the queue is empty, -1 when the chain was given back
  * without a packet (too long, too short), -EINVAL when the ring is broken.
@@ -174,8 +190,7 @@ static int __net_tx_take(struct net_if *n, char *why)
 		ret = -1;
 	else
 		ret = (int)c->read_len;
-	if (virtq_push(dev->m, &dev->vq[NET_TXQ], c->head, 0) == 0)
-		__virtio_mmio_used(dev);
+	__net_push(n, NET_TXQ, c->head, 0);
 	if (ret < 0)
 		n->tx_dropped++;
 	return ret;
@@ -215,12 +230,6 @@ static void net_tx(struct net_if *n)
 	kick(n->kick);
 }
 
-/* Give back chain @head with @len bytes written, and say so. */
-static void __net_rx_push(struct net_if *n, uint16_t head, uint32_t len)
-{
-	if (virtq_push(n->mmio->m, &n->mmio->vq[NET_RXQ], head, len) == 0)
-		__virtio_mmio_used(n->mmio);
-}
 
 /*
  * Without mergeable buffers a packet goes into one chain: one too short
@@ -244,7 +253,7 @@ static bool __net_rx_one(struct net_if *n, char *why)
 		n->rx_packets++;
 		n->rx_bytes += len > NET_HDR_BYTES ? len - NET_HDR_BYTES : 0;
 	}
-	__net_rx_push(n, c->head, len);
+	__net_push(n, NET_RXQ, c->head, len);
 	return true;
 }
 
@@ -291,7 +300,7 @@ static bool __net_rx_merge(struct net_if *n, char *why)
 		n->rx_dropped++;
 	}
 	for (uint16_t i = 0; i < nr; i++)
-		__net_rx_push(n, head[i], ok ? part[i] : 0);
+		__net_push(n, NET_RXQ, head[i], ok ? part[i] : 0);
 	return true;
 }
 
@@ -529,6 +538,17 @@ static int net_open_tap(struct machine *m, const struct machine_net *cfg, struct
 			 "to %d bytes", hdr);
 		return -EINVAL;
 	}
+	/*
+	 * No offload until the driver takes one: a persistent tap keeps what
+	 * its last user set, and a tap without headers that still segments
+	 * and leaves checksums to its reader hands the guest packets it drops.
+	 */
+	if (ioctl(n->tap, TUNSETOFFLOAD, 0) < 0) {
+		snprintf(m->why, sizeof(m->why), "net: the tap's offloads cannot be turned off: %s",
+			 strerror(errno));
+		return -EINVAL;
+	}
+	n->offload_set = 0;
 	return 0;
 }
 

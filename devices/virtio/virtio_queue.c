@@ -178,6 +178,13 @@ gone:
 	return -EINVAL;
 }
 
+bool virtq_wants_interrupt(struct machine *m, const struct virtq *q)
+{
+	uint16_t *p = q->ready ? machine_guest_ptr(m, q->avail, sizeof(*p)) : NULL;
+
+	return !p || !(__atomic_load_n(p, __ATOMIC_ACQUIRE) & VIRTQ_AVAIL_F_NO_INTERRUPT);
+}
+
 void virtq_unpop(struct virtq *q, unsigned int n)
 {
 	q->last_avail = (uint16_t)(q->last_avail - n);

@@ -77,6 +77,13 @@ __must_check int virtq_pop(struct machine *m, struct virtq *q, struct virtq_chai
  * posted, and waits for the rest).
  */
 void virtq_unpop(struct virtq *q, unsigned int n);
+/*
+ * Whether the driver wants an interrupt for buffers used now: not while it
+ * says it polls (avail->flags NO_INTERRUPT, which Linux's virtio-net sets
+ * while NAPI runs). Only a hint the spec lets a device follow: a device
+ * that raises one anyway is still correct.
+ */
+bool virtq_wants_interrupt(struct machine *m, const struct virtq *q);
 /* Return chain @head with @len bytes written; -EFAULT if the ring is gone (not ready). */
 __must_check int virtq_push(struct machine *m, struct virtq *q, uint16_t head, uint32_t len);
 

@@ -136,6 +136,8 @@ static void driver_up_with(uint32_t features)
 	for (unsigned int q = 0; q < 2; q++)
 		queue_setup(q, DESC(q), AVAIL(q), USED(q));
 	reg_write(VIRTIO_MMIO_STATUS, s | VIRTIO_STATUS_FEATURES_OK | VIRTIO_STATUS_DRIVER_OK);
+	/* the reset's kick served: the I/O thread is off the rings before the test writes them */
+	CU_ASSERT_EQUAL(virtio_net_settle(&dbl.m), 0);
 }
 
 /* A driver that takes no offload and no mergeable buffers. */
@@ -160,6 +162,7 @@ static void offer(unsigned int q, uint64_t avail_gpa, uint16_t n, uint16_t head)
 	memcpy(dbl.ram + avail_gpa + VIRTQ_AVAIL_RING(n % QSIZE), &head, 2);
 	memcpy(dbl.ram + avail_gpa + 2, &idx, 2);
 	reg_write(VIRTIO_MMIO_QUEUE_NOTIFY, q);
+	CU_ASSERT_EQUAL(virtio_net_settle(&dbl.m), 0);
 }
 
 /*

@@ -517,8 +517,9 @@ out:
 /*
  * virtio-net, with traffic that stays in a network namespace of the
  * test's own: two taps there (10.99.0.1 and 10.99.1.1, a busybox httpd on
- * both), a guest with an interface on each from a config file's two `net`
- * keys, the second with offloads off. The host pings the guest on both;
+ * both, a busybox udhcpd on the first), a guest with an interface on each
+ * from a config file's two `net` keys, the second with offloads off; the
+ * first takes its address by DHCP (the image's udhcpc script applies it). The host pings the guest on both;
  * the guest fetches a 1 MB file through each and its sha256 must be the
  * host's; the guest's own view of the negotiated features says which
  * interface has offloads. Interfaces are told apart by their MACs.
@@ -539,16 +540,20 @@ static void test_linux_net(void)
 		"ip -n %s addr add 10.99.$i.1/24 dev gtap$i && ip -n %s link set gtap$i up || exit 1; "
 		"done && mkdir -p %s && head -c 1000000 /dev/urandom > %s/blob && "
 		"ip netns exec %s busybox httpd -p 8080 -h %s && "
+		"printf 'start 10.99.0.50\nend 10.99.0.50\ninterface gtap0\noption subnet "
+		"255.255.255.0\nlease_file %s/leases\npidfile %s/udhcpd.pid\n' > %s/udhcpd.conf && "
+		"touch %s/leases && ip netns exec %s busybox udhcpd %s/udhcpd.conf && "
 		"printf 'net = tap=gtap0,mac=52:54:00:00:00:10\nnet = tap=gtap1,mac=52:54:00:00:00:11,"
 		"offload=off\n' > %s && sha256sum %s/blob",
-		ns, ns, ns, ns, ns, dir, dir, ns, dir, ini, dir), 0);
+		ns, ns, ns, ns, ns, dir, dir, ns, dir, dir, dir, dir, dir, ns, dir, ini, dir), 0);
 	sscanf(out, "%64s", sum);
 	lx_netns = ns;
 	REQUIRE(&c, boot(&c, "lxnet", 256, lx_cpus(), "quiet", ini));
 	lx_netns = NULL;
+	/* the first by DHCP (the host's udhcpd leases it 10.99.0.50), the second by hand */
 	REQUIRE(&c, ask(&c, "for i in eth0 eth1; do case $(cat /sys/class/net/$i/address) in "
-			"*:10) a=10.99.0.2;; *:11) a=10.99.1.2;; esac; ip addr add $a/24 dev $i && "
-			"ip link set $i up || break; done; echo up=$?", "up=0"));
+			"*:10) udhcpc -i $i -n -q -t 20 -T 3 >/dev/null;; *:11) ip addr add 10.99.1.2/24 "
+			"dev $i && ip link set $i up;; esac || break; done; echo up=$?", "up=0"));
 	REQUIRE(&c, ask(&c, "for i in eth0 eth1; do echo \"feat $(cat /sys/class/net/$i/address) "
 			"$(cut -c1 /sys/class/net/$i/device/features)\"; done; echo feat-$((40+2))",
 			"feat-42"));
@@ -557,7 +562,8 @@ static void test_linux_net(void)
 	if (!strstr(c.out, "feat 52:54:00:00:00:10 1") || !strstr(c.out, "feat 52:54:00:00:00:11 0"))
 		fprintf(stderr, "\n  the guest's features:\n%s\n", child_tail(&c, 600));
 	for (int k = 0; k < 2; k++) {
-		snprintf(cmd, sizeof(cmd), "ip netns exec %s busybox ping -c 3 -W 20 10.99.%d.2", ns, k);
+		snprintf(cmd, sizeof(cmd), "ip netns exec %s busybox ping -c 3 -W 20 10.99.%d.%d", ns, k,
+			 k ? 2 : 50);
 		CU_ASSERT_EQUAL(sh(out, sizeof(out), "%s", cmd), 0);
 		snprintf(cmd, sizeof(cmd), "wget -q -O - http://10.99.%d.1:8080/blob | sha256sum | "
 			 "sed 's/^/sum%d=/'", k, k);

@@ -21,7 +21,9 @@
 #include <unistd.h>
 
 #include "devices/virtio/virtio_balloon.h"
+#include "devices/device.h"
 #include "devices/virtio/virtio_mmio.h"
+#include "devices/virtio/virtio_net.h"
 #include "guests/abi.h"
 #include "tests/integration/harness.h"
 #include "tests/suite.h"
@@ -30,6 +32,7 @@
 #include "vmm/memory/page_move.h"
 #include "vmm/control/qmp_client.h"
 #include "vmm/control/report.h"
+#include "vmm/sys/tap.h"
 
 #define MIB		(1ULL << 20)
 #define IMAGE_BYTES	(GPMM_VBLK_SECTORS * 512)
@@ -705,6 +708,58 @@ static void test_evil_driver(void)
 	pool_close(pool);
 }
 
+/*
+ * A hostile driver against virtio-net (guests/netevil.c) on a tap this
+ * test attaches (root in the test VM): six chains that break the ring,
+ * each answered with NEEDS_RESET and one console line; a queue set up
+ * twice; two chains that are no packet, given back and counted by the
+ * device; a good packet after them. gpmm ends with the guest's status 0,
+ * its pool whole, the device's own counts matching what the guest did.
+ */
+static void test_net_evil_driver(void)
+{
+	struct virtio_mmio_info dev[VIRTIO_MMIO_SLOTS];
+	struct pool *pool = test_pool(64);
+	struct virtio_net_info info;
+	unsigned int nr = 0, resets = 0;
+	struct vm_config cfg;
+	struct run_result res;
+	const char *line;
+	struct vm *vm;
+	char err[256];
+
+	test_config(&cfg, "netevil", payload("netevil"), 16, 1);
+	cfg.balloon = false;
+	CU_ASSERT_EQUAL_FATAL(net_spec_parse("tap=gpmmev0", &cfg.net[0], err, sizeof(err)), 0);
+	cfg.nr_net = 1;
+	if (tap_attach_all(&cfg, err, sizeof(err)))
+		fprintf(stderr, "\n  %s\n", err);
+	CU_ASSERT_FATAL(cfg.net[0].fd >= 0);
+	CU_ASSERT_EQUAL_FATAL(test_vm_create(pool, &cfg, &res, &vm, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(vm_start(vm), 0);
+	vm_wait(vm);
+	nr = virtio_mmio_list(&vm->mach, dev, VIRTIO_MMIO_SLOTS);
+	CU_ASSERT_EQUAL(virtio_net_query(&vm->mach, 0, &info), 0);
+	test_vm_finish(vm, &res);
+	close(cfg.net[0].fd);
+
+	CU_ASSERT_EQUAL(res.state, VM_SHUTDOWN);
+	CU_ASSERT_EQUAL(res.exit_code, GPMM_EXIT_OK);
+	if (res.exit_code != GPMM_EXIT_OK)
+		fprintf(stderr, "\n%s\n%s", res.console.text, res.report);
+	line = strstr(res.console.text, "netevil: ");
+	CU_ASSERT_FATAL(line && sscanf(line, "netevil: %u resets", &resets) == 1);
+	CU_ASSERT_EQUAL(resets, 6);
+	CU_ASSERT_EQUAL(console_count(&res, "; device needs reset\n"), resets);
+	CU_ASSERT_EQUAL_FATAL(nr, 1);
+	CU_ASSERT_STRING_EQUAL(dev[0].name, "virtio-net");
+	CU_ASSERT_EQUAL(dev[0].bad_rings, resets);
+	CU_ASSERT_EQUAL(info.tx_dropped, 2);
+	CU_ASSERT_EQUAL(info.tx_packets + info.tx_errors, 1);
+	CU_ASSERT(pool_is_whole(pool));
+	pool_close(pool);
+}
+
 /* The whole reply to a command (return or error), events skipped. */
 static json_t *qmp_call(struct qmp_client *q, const char *cmd, json_t *args)
 {
@@ -895,6 +950,7 @@ int register_virtio_suite(void)
 		{ "balloon: inflate and reporting return frames", test_balloon_returns_frames },
 		{ "balloon: QMP balloon and query-balloon", test_balloon_qmp },
 		{ "evil driver: gpmm survives", test_evil_driver },
+		{ "evil net driver: gpmm survives", test_net_evil_driver },
 	};
 	return SUITE("virtio", tests);
 }

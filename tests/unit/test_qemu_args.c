@@ -59,6 +59,8 @@ static void test_domain_start(void)
 		"-blockdev", "{\"node-name\":\"libvirt-1-format\",\"read-only\":true,\"driver\":\"raw\",\"file\":\"libvirt-1-storage\"}",
 		"-device", "{\"driver\":\"virtio-blk-pci\",\"bus\":\"pci.0\",\"addr\":\"0x4\",\"drive\":\"libvirt-1-format\",\"id\":\"virtio-disk0\",\"bootindex\":1}",
 		"-device", "{\"driver\":\"virtio-balloon-pci\",\"id\":\"balloon0\",\"bus\":\"pci.0\",\"addr\":\"0x3\"}",
+		"-netdev", "{\"type\":\"tap\",\"fd\":\"33\",\"vhost\":true,\"vhostfd\":\"34\",\"id\":\"hostnet0\"}",
+		"-device", "{\"driver\":\"virtio-net-pci\",\"netdev\":\"hostnet0\",\"id\":\"net0\",\"mac\":\"52:54:00:6b:3c:58\",\"bus\":\"pci.0\",\"addr\":\"0x2\"}",
 		"-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny",
 		"-msg", "timestamp=on" };
 
@@ -81,6 +83,10 @@ static void test_domain_start(void)
 	CU_ASSERT(q.cfg.disk_readonly);
 	CU_ASSERT(q.cfg.balloon && !q.cfg.balloon_no_reporting);
 	CU_ASSERT_STRING_EQUAL(q.uuid, "0b3b6bd8-5a2c-4a41-9c0c-3e5a1a8b7c11");
+	/* libvirt's tap descriptor (its vhost-net one left unused) and the MAC it chose */
+	CU_ASSERT_EQUAL_FATAL(q.cfg.nr_net, 1);
+	CU_ASSERT_EQUAL(q.cfg.net[0].fd, 33);
+	CU_ASSERT(q.cfg.net[0].mac_set && q.cfg.net[0].mac[0] == 0x52 && q.cfg.net[0].mac[5] == 0x58);
 }
 
 /* The older QemuOpts spellings, a pty serial, -m in k, no balloon. */
@@ -155,8 +161,10 @@ struct refusal {
 static void test_refusals(void)
 {
 	static const struct refusal r[] = {
-		{ { "-device", "{\"driver\":\"virtio-net-pci\",\"netdev\":\"n0\"}" }, "virtio-net-pci" },
-		{ { "-netdev", "tap,id=n0" }, "network" },
+		{ { "-device", "{\"driver\":\"virtio-net-pci\",\"netdev\":\"n0\"}" }, "netdev 'n0'" },
+		{ { "-netdev", "tap,id=n0" }, "give ifname= or fd=" },
+		{ { "-netdev", "tap,id=n0,fds=3:4" }, "one queue pair" },
+		{ { "-netdev", "tap,id=n0,ifname=t0,script=/etc/qemu-ifup" }, "no network scripts" },
 		{ { "-accel", "tcg" }, "KVM only" },
 		{ { "-blockdev", "{\"driver\":\"qcow2\",\"node-name\":\"f\",\"file\":\"s\"}" }, "raw" },
 		{ { "-object", "{\"qom-type\":\"memory-backend-file\"" }, "malformed JSON" },
@@ -429,7 +437,11 @@ static void test_hand_refusals(void)
 		  "format=raw,if=virtio,snapshot=on: gpmm writes to the image itself (no snapshot=on)" },
 		{ { "-hda", "d.img" }, "-hda: gpmm has no IDE disk (-drive file=F,format=raw,if=virtio "
 		  "is a virtio one)" },
-		{ { "-netdev", "user,id=n0" }, "-netdev: gpmm has no network devices" },
+		{ { "-netdev", "user,id=n0" }, "-netdev user: gpmm networks through a host tap only "
+		  "(-netdev tap,ifname=NAME or fd=N; libvirt: <interface type='network'>, 'bridge' "
+		  "or 'ethernet')" },
+		{ { "-nic", "tap" }, "-nic: gpmm has no -nic shorthand: -netdev tap + -device "
+		  "virtio-net-pci" },
 		{ { "-accel", "tcg" }, "-accel tcg: gpmm runs guests with KVM only" },
 		{ { "-frobnicate" }, "-frobnicate: gpmm does not know this QEMU option "
 		  "(gpmm-qemu -help lists those it takes)" },
@@ -512,7 +524,8 @@ static void test_help_text(void)
 		"\n  -serial DEV                  where the serial console goes: stdio, mon:stdio,\n",
 		"\n  -m SIZE                      guest RAM: 256 (MiB), 1G, size=512M\n",
 		"\n  -smp N                       vCPUs: 2, cpus=2, sockets=2,cores=2 (1 to 32)\n",
-		"\n  -netdev       network devices\n",
+		"\n  -netdev tap,id=ID,ifname=NAME|fd=N\n",
+		"\n  -nic          -nic shorthand: -netdev tap + -device virtio-net-pci\n",
 		"\n  -hda          IDE disk (-drive file=F,format=raw,if=virtio is a virtio one)\n",
 		" -chardev ", " -blockdev ",
 	};

@@ -285,12 +285,12 @@ static json_t *net_json(struct vm *vm)
 	for (unsigned int i = 0; !virtio_net_query(&vm->mach, i, &n); i++) {
 		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", n.mac[0], n.mac[1],
 			 n.mac[2], n.mac[3], n.mac[4], n.mac[5]);
-		json_array_append_new(a, json_pack("{s:s, s:b, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		json_array_append_new(a, json_pack("{s:s, s:b, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			"mac", mac, "vnet_hdr", n.vnet_hdr, "offloads", n.offloads,
 			"rx_packets", (json_int_t)n.rx_packets, "rx_bytes", (json_int_t)n.rx_bytes,
 			"tx_packets", (json_int_t)n.tx_packets, "tx_bytes", (json_int_t)n.tx_bytes,
 			"rx_dropped", (json_int_t)n.rx_dropped, "tx_dropped", (json_int_t)n.tx_dropped,
-			"tx_errors", (json_int_t)n.tx_errors));
+			"tx_errors", (json_int_t)n.tx_errors, "rx_waits", (json_int_t)n.rx_waits));
 	}
 	return a;
 }
