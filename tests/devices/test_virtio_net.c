@@ -308,6 +308,19 @@ static void test_net_queue_set_up_twice(void)
 	net_down(tap);
 }
 
+/* The host sends @len bytes of @frame out of the test's tap (a packet socket on it). */
+static void host_send(const uint8_t *frame, size_t len)
+{
+	struct sockaddr_ll to = { .sll_family = AF_PACKET, .sll_halen = 6 };
+	int s = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+
+	CU_ASSERT_FATAL(s >= 0);
+	to.sll_ifindex = (int)if_nametoindex(tap_name);
+	memset(to.sll_addr, 0xff, 6);
+	CU_ASSERT_EQUAL(sendto(s, frame, len, 0, (struct sockaddr *)&to, sizeof(to)), (ssize_t)len);
+	close(s);
+}
+
 /*
  * A frame the host sends out of the tap (a packet socket on it) arrives
  * in the guest's receive buffer behind a 12-byte header with
@@ -317,10 +330,9 @@ static void test_net_queue_set_up_twice(void)
 static void test_net_rx_from_host(void)
 {
 	uint8_t frame[60] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1, 0x88, 0xb5 };
-	struct sockaddr_ll to = { .sll_family = AF_PACKET, .sll_halen = 6 };
 	struct virtq_used_elem e;
 	uint16_t nbuf;
-	int tap = net_up(), s;
+	int tap = net_up();
 
 	if (tap < 0)
 		return;
@@ -328,12 +340,7 @@ static void test_net_rx_from_host(void)
 	memcpy(frame + 14, "gpmm-rx-test", 12);
 	put_desc(DESC(RXQ), 0, BUF_GPA, 2048, VIRTQ_DESC_F_WRITE, 0);
 	offer(RXQ, AVAIL(RXQ), 0, 0);
-	s = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
-	to.sll_ifindex = (int)if_nametoindex(tap_name);
-	memset(to.sll_addr, 0xff, 6);
-	CU_ASSERT_FATAL(s >= 0);
-	CU_ASSERT_EQUAL(sendto(s, frame, sizeof(frame), 0, (struct sockaddr *)&to, sizeof(to)),
-			(ssize_t)sizeof(frame));
+	host_send(frame, sizeof(frame));
 	CU_ASSERT_FATAL(wait_handled(1));
 	CU_ASSERT_EQUAL_FATAL(used_idx(USED(RXQ)), 1);
 	memcpy(&e, dbl.ram + USED(RXQ) + VIRTQ_USED_RING(0), sizeof(e));
@@ -345,15 +352,13 @@ static void test_net_rx_from_host(void)
 	put_desc(DESC(RXQ), 1, BUF_GPA + 0x1000, 16, VIRTQ_DESC_F_WRITE, 0);
 	memset(dbl.ram + BUF_GPA + 0x1000, 0xaa, 16);
 	offer(RXQ, AVAIL(RXQ), 1, 1);
-	CU_ASSERT_EQUAL(sendto(s, frame, sizeof(frame), 0, (struct sockaddr *)&to, sizeof(to)),
-			(ssize_t)sizeof(frame));
+	host_send(frame, sizeof(frame));
 	CU_ASSERT_FATAL(wait_handled(2));
 	CU_ASSERT_EQUAL(used_idx(USED(RXQ)), 2);
 	memcpy(&e, dbl.ram + USED(RXQ) + VIRTQ_USED_RING(1), sizeof(e));
 	CU_ASSERT_EQUAL(e.len, 0);
 	CU_ASSERT_EQUAL(dbl.ram[BUF_GPA + 0x1000], 0xaa);
 	CU_ASSERT_FALSE(needs_reset());
-	close(s);
 	net_down(tap);
 }
 
@@ -381,10 +386,9 @@ static bool wait_rx_waits(void)
 static void test_net_rx_merged(void)
 {
 	uint8_t frame[60] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1, 0x88, 0xb5 };
-	struct sockaddr_ll to = { .sll_family = AF_PACKET, .sll_halen = 6 };
 	struct virtq_used_elem e[2];
 	uint16_t nbuf;
-	int tap = net_up(), s;
+	int tap = net_up();
 
 	if (tap < 0)
 		return;
@@ -394,12 +398,7 @@ static void test_net_rx_merged(void)
 	put_desc(DESC(RXQ), 0, BUF_GPA, 40, VIRTQ_DESC_F_WRITE, 0);
 	put_desc(DESC(RXQ), 1, BUF_GPA + 0x1000, 40, VIRTQ_DESC_F_WRITE, 0);
 	offer(RXQ, AVAIL(RXQ), 0, 0);
-	s = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
-	to.sll_ifindex = (int)if_nametoindex(tap_name);
-	memset(to.sll_addr, 0xff, 6);
-	CU_ASSERT_FATAL(s >= 0);
-	CU_ASSERT_EQUAL(sendto(s, frame, sizeof(frame), 0, (struct sockaddr *)&to, sizeof(to)),
-			(ssize_t)sizeof(frame));
+	host_send(frame, sizeof(frame));
 	CU_ASSERT_FATAL(wait_rx_waits());
 	CU_ASSERT_EQUAL(used_idx(USED(RXQ)), 0);
 	offer(RXQ, AVAIL(RXQ), 1, 1);
@@ -414,7 +413,6 @@ static void test_net_rx_merged(void)
 	CU_ASSERT_EQUAL(memcmp(dbl.ram + BUF_GPA + 0x1000, frame + 40 - HDR,
 			       sizeof(frame) - (40 - HDR)), 0);
 	CU_ASSERT_FALSE(needs_reset());
-	close(s);
 	net_down(tap);
 }
 
