@@ -551,10 +551,10 @@ static void test_linux_net(void)
 	REQUIRE(&c, boot(&c, "lxnet", 256, lx_cpus(), "quiet", ini));
 	lx_netns = NULL;
 	/* the first by DHCP (the host's udhcpd leases it 10.99.0.50), the second by hand */
-	REQUIRE(&c, ask(&c, "for i in eth0 eth1; do case $(cat /sys/class/net/$i/address) in "
-			"*:10) ip link set $i up && udhcpc -i $i -n -q -t 20 -T 3 >/dev/null;; *:11) ip addr "
-			"add 10.99.1.2/24 dev $i && ip link set $i up;; esac || break; done; echo up=$?",
-			"up=0"));
+	REQUIRE(&c, ask(&c, "ok=1; for i in eth0 eth1; do case $(cat /sys/class/net/$i/address) in "
+			"*:10) ip link set $i up && udhcpc -i $i -n -q -t 20 -T 3 >/dev/null || ok=0;; "
+			"*:11) ip addr add 10.99.1.2/24 dev $i && ip link set $i up || ok=0;; esac; done; "
+			"echo up=$ok.", "up=1."));
 	REQUIRE(&c, ask(&c, "for i in eth0 eth1; do echo \"feat $(cat /sys/class/net/$i/address) "
 			"$(cut -c1 /sys/class/net/$i/device/features)\"; done; echo feat-$((40+2))",
 			"feat-42"));
