@@ -116,6 +116,7 @@ VMM_SRCS   := vmm/memory/pool_own.c \
 # devices/machine.h, and links without vmm/ (tests/devices/ proves it).
 DEV_SRCS   := devices/device.c \
               devices/machine.c \
+              devices/net_spec.c \
               devices/legacy/serial8250.c \
               devices/legacy/debugport.c \
               devices/legacy/power.c \
