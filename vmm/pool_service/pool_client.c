@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vmm/pool_service/pool_client.h"
@@ -627,6 +628,23 @@ static int __answer_migrate(struct pool_client *c, uint64_t old, uint64_t new,
 }
 
 /*
+ * A service binds its socket before it listens: a client started in that
+ * moment (right after the daemon, as a unit or a benchmark starts one) is
+ * refused. Such a refusal is retried, 1 s at most; a socket nobody serves
+ * at all is refused the same way, and is said after that second.
+ */
+static int connect_service(int fd, const struct sockaddr_un *sa)
+{
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	int ret;
+
+	for (int i = 0; (ret = connect(fd, (const struct sockaddr *)sa, sizeof(*sa))) &&
+			errno == ECONNREFUSED && i < 100; i++)
+		nanosleep(&pause, NULL);
+	return ret;
+}
+
+/*
  * The new block's pageblock file (@fd, ours now) is mapped first; a
  * move done makes the new block ours and the old one the service's.
  */
@@ -765,7 +783,7 @@ int pool_client_connect(const char *path, const char *name, uint64_t ram_bytes,
 		goto fail;
 	}
 	strcpy(sa.sun_path, path);
-	if (connect(c->fast.fd, (struct sockaddr *)&sa, sizeof(sa))) {
+	if (connect_service(c->fast.fd, &sa)) {
 		ret = -errno;
 		snprintf(err, errlen, "no pool service on %s: %s", path, strerror(errno));
 		goto fail;
