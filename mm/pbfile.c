@@ -190,6 +190,7 @@ static bool retire_batch(struct mm_pool *pool)
 {
 	struct isolated held[RETIRE_BATCH], failed[RETIRE_BATCH];
 	unsigned int nr, nr_failed = 0;
+	bool more;
 
 	pthread_mutex_lock(&pool->lock);
 	nr = pool->nr_retiring < RETIRE_BATCH ? pool->nr_retiring : RETIRE_BATCH;
@@ -220,8 +221,10 @@ static bool retire_batch(struct mm_pool *pool)
 		pool->retiring[pool->nr_retiring++] = failed[i];
 	pool->counters.pb_retire_fail += nr_failed;
 	__atomic_store_n(&pool->retire_pending, pool->nr_retiring, __ATOMIC_SEQ_CST);
+	/* read under the lock: a freer queues more the moment it is dropped */
+	more = pool->nr_retiring && !nr_failed;
 	pthread_mutex_unlock(&pool->lock);
-	return pool->nr_retiring && !nr_failed;
+	return more;
 }
 
 /* host_lock held: retire everything waiting. */
