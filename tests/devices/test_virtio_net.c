@@ -63,6 +63,19 @@ static void reg_write(uint64_t off, uint32_t val)
 	bus_write(&dbl, BUS_MMIO, NET_REG(off), val, 4);
 }
 
+static void no_ipv6(const char *ifname)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6", ifname);
+	f = fopen(path, "w");
+	if (!f)
+		return;		/* no IPv6 on this host: nothing to turn off */
+	fputs("1\n", f);
+	fclose(f);
+}
+
 /* A tap of our own, with virtio headers, up: -1 (and a failure said) when this host has none. */
 static int tap_make(void)
 {
@@ -80,6 +93,12 @@ static int tap_make(void)
 		CU_FAIL("a tap to test virtio-net on");
 		return -1;
 	}
+	/*
+	 * No IPv6 on it: once up, the host would send its own packets (router
+	 * solicitations, MLD reports) out of it, and a test's receive buffer
+	 * would take one of those before the frame the test sends.
+	 */
+	no_ipv6(tap_name);
 	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	ifr.ifr_flags = IFF_UP;
 	if (s < 0 || ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
