@@ -184,35 +184,56 @@ static void offer(unsigned int q, uint64_t avail_gpa, uint16_t n, uint16_t head)
 	CU_ASSERT_EQUAL(virtio_net_settle(&dbl.m), 0);
 }
 
-/*
- * Wait (bounded by count) until the device has handled @want chains in
- * all: sent, dropped, refused or received. false if it never did.
- */
-static bool wait_handled(uint64_t want)
+static struct virtio_net_info query(void)
 {
-	struct timespec ms = { 0, 1000000 };
 	struct virtio_net_info i;
 
+	CU_ASSERT_EQUAL_FATAL(virtio_net_query(&dbl.m, 0, &i), 0);
+	return i;
+}
+
+static bool needs_reset(void)
+{
+	return reg_read(VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_NEEDS_RESET;
+}
+
+static uint64_t handled_want;
+
+/* The device has handled handled_want chains in all: sent, dropped, refused or received. */
+static bool handled(void)
+{
+	struct virtio_net_info i = query();
+
+	return i.tx_packets + i.tx_dropped + i.tx_errors + i.rx_packets + i.rx_dropped >=
+	       handled_want;
+}
+
+/* A packet has found too few receive buffers posted. */
+static bool rx_waited(void)
+{
+	return query().rx_waits > 0;
+}
+
+/*
+ * Wait, bounded by count (WAIT_MS looks 1 ms apart), until @done says so
+ * (it reads under the device lock); false if it never did.
+ */
+static bool wait_until(bool (*done)(void))
+{
+	struct timespec ms = { 0, 1000000 };
+
 	for (int t = 0; t < WAIT_MS; t++) {
-		CU_ASSERT_EQUAL_FATAL(virtio_net_query(&dbl.m, 0, &i), 0);
-		if (i.tx_packets + i.tx_dropped + i.tx_errors + i.rx_packets + i.rx_dropped >= want)
+		if (done())
 			return true;
 		nanosleep(&ms, NULL);
 	}
 	return false;
 }
 
-/* Wait (bounded) for the device to want a reset. */
-static bool wait_needs_reset(void)
+static bool wait_handled(uint64_t want)
 {
-	struct timespec ms = { 0, 1000000 };
-
-	for (int t = 0; t < WAIT_MS; t++) {
-		if (reg_read(VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_NEEDS_RESET)
-			return true;
-		nanosleep(&ms, NULL);
-	}
-	return false;
+	handled_want = want;
+	return wait_until(handled);
 }
 
 static uint16_t used_idx(uint64_t used_gpa)
@@ -221,11 +242,6 @@ static uint16_t used_idx(uint64_t used_gpa)
 
 	memcpy(&v, dbl.ram + used_gpa + 2, 2);
 	return v;
-}
-
-static bool needs_reset(void)
-{
-	return reg_read(VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_NEEDS_RESET;
 }
 
 /* A chain that cannot be read breaks the ring: needs reset, nothing outside RAM touched. */
@@ -250,7 +266,7 @@ static void test_net_tx_broken_chains(void)
 		driver_up();
 		put_desc(DESC(TXQ), 0, cases[i].addr, cases[i].len, cases[i].flags, cases[i].next);
 		offer(TXQ, AVAIL(TXQ), 0, 0);
-		CU_ASSERT(wait_needs_reset());
+		CU_ASSERT(wait_until(needs_reset));
 		CU_ASSERT(reg_read(VIRTIO_MMIO_INTERRUPT_STATUS) & VIRTIO_MMIO_INT_CONFIG);
 		CU_ASSERT_EQUAL(used_idx(USED(TXQ)), 0);
 		net_down(tap);
@@ -288,7 +304,7 @@ static void test_net_tx_bad_packets_dropped(void)
 	}
 	CU_ASSERT_EQUAL(used_idx(USED(TXQ)), 3);
 	CU_ASSERT_FALSE(needs_reset());
-	CU_ASSERT_EQUAL(virtio_net_query(&dbl.m, 0, &info), 0);
+	info = query();
 	CU_ASSERT_EQUAL(info.tx_dropped, 2);
 	CU_ASSERT_EQUAL(info.tx_packets, 1);
 	CU_ASSERT_EQUAL(info.tx_bytes, 60);
@@ -381,21 +397,6 @@ static void test_net_rx_from_host(void)
 	net_down(tap);
 }
 
-/* Wait (bounded) until a packet has found too few receive buffers. */
-static bool wait_rx_waits(void)
-{
-	struct timespec ms = { 0, 1000000 };
-	struct virtio_net_info i;
-
-	for (int t = 0; t < WAIT_MS; t++) {
-		CU_ASSERT_EQUAL_FATAL(virtio_net_query(&dbl.m, 0, &i), 0);
-		if (i.rx_waits)
-			return true;
-		nanosleep(&ms, NULL);
-	}
-	return false;
-}
-
 /*
  * Mergeable receive buffers: a 60-byte frame and its 12-byte header need
  * two 40-byte buffers. With one posted the packet waits and the buffer
@@ -418,7 +419,7 @@ static void test_net_rx_merged(void)
 	put_desc(DESC(RXQ), 1, BUF_GPA + 0x1000, 40, VIRTQ_DESC_F_WRITE, 0);
 	offer(RXQ, AVAIL(RXQ), 0, 0);
 	host_send(frame, sizeof(frame));
-	CU_ASSERT_FATAL(wait_rx_waits());
+	CU_ASSERT_FATAL(wait_until(rx_waited));
 	CU_ASSERT_EQUAL(used_idx(USED(RXQ)), 0);
 	offer(RXQ, AVAIL(RXQ), 1, 1);
 	CU_ASSERT_FATAL(wait_handled(1));
