@@ -84,6 +84,7 @@ VMM_SRCS   := vmm/memory/pool_own.c \
               vmm/memory/guest_mem.c \
               vmm/memory/guest_access.c \
               vmm/memory/page_move.c \
+              vmm/memory/swap.c \
               vmm/memory/huge_backing.c \
               vmm/memory/assembler.c \
               vmm/control/report.c \
@@ -327,9 +328,9 @@ test-where:
 # Without /dev/kvm the suites run in the test VM in four groups, one VM
 # each: when the VM's own kernel freezes under TCG (tests/vm/run retries
 # that, up to 4 times), only its group runs again.
-INTEG_GROUPS  := vm,cli,migrate,virtio linux,hostpool libvirt hardening
+INTEG_GROUPS  := vm,cli,migrate,overcommit,virtio linux,hostpool libvirt hardening
 ifeq ($(HAVE_KVM),yes)
-INTEG_RUN      = tests/part integration -- env $(INTEG_ENV) $(INTEG) vm cli migrate virtio hostpool hardening; \
+INTEG_RUN      = tests/part integration -- env $(INTEG_ENV) $(INTEG) vm cli migrate overcommit virtio hostpool hardening; \
                  tests/part integration-linux,libvirt -- tests/vm/run --kernel $(TESTVM_KERNEL) \
                    --timeout $(TESTVM_TEST_TIMEOUT) -- env $(INTEG_ENV) $(INTEG) linux libvirt
 else

@@ -77,6 +77,11 @@ static const char run_usage[] =
 	"  --pool-release-ms MS     a block free for MS..2xMS ms goes back to the\n"
 	"                           host (default 1000; 0: never)\n"
 	"  --pool-populate          take the whole pool at start and keep it\n"
+	"  --overcommit RATIO       the pool lends RATIO times its size (1 to 16,\n"
+	"                           default 1); what does not fit is swapped\n"
+	"  --swap DIR|off           where the VM's swap file goes (default /var/tmp\n"
+	"                           when the pool is overcommitted): unlinked, it\n"
+	"                           goes away with the VM\n"
 	"Sandbox:\n"
 	"  --no-seccomp             no sandbox (for debugging); otherwise the process\n"
 	"                           and each vCPU thread run under seccomp allow-lists\n"
@@ -120,11 +125,13 @@ static int check_run_config(struct vm_config *cfg, const char *daemon_sock)
 			"(run it in its own process: without --daemon)\n");
 		return -1;
 	}
-	if (own && cfg->ram_bytes > cfg->pool_bytes) {
-		fprintf(stderr, "gpmm run: --ram %llu MiB is larger than the pool (%llu MiB%s):"
-			" give --pool %lluM or more\n", (unsigned long long)(cfg->ram_bytes >> 20),
+	if (own && cfg->ram_bytes * 100 > cfg->pool_bytes * cfg->pool_host.overcommit_pct) {
+		fprintf(stderr, "gpmm run: --ram %llu MiB is larger than the pool (%llu MiB%s%s):"
+			" give --pool %lluM or more, or --overcommit RATIO to swap the rest\n",
+			(unsigned long long)(cfg->ram_bytes >> 20),
 			(unsigned long long)(cfg->pool_bytes >> 20),
 			cfg->pool_bytes == CONFIG_DEFAULT_POOL ? ", the default" : "",
+			cfg->pool_host.overcommit_pct > 100 ? ", times --overcommit" : "",
 			(unsigned long long)(cfg->ram_bytes >> 20));
 		return -1;
 	}
@@ -158,6 +165,8 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 		{ "pool-huge", required_argument, NULL, 'P' },
 		{ "pool-release-ms", required_argument, NULL, 'r' },
 		{ "pool-populate", no_argument, NULL, 'E' },
+		{ "overcommit", required_argument, NULL, 'V' },
+		{ "swap", required_argument, NULL, 'W' },
 		{ "fault", required_argument, NULL, 'U' },
 		{ "host-pool", optional_argument, NULL, 'O' },
 		{ "own-pool", no_argument, NULL, 'o' },
@@ -223,6 +232,8 @@ static int parse_run_args(int argc, char **argv, struct vm_config *cfg,
 		case 'P': key = "pool_huge"; break;
 		case 'r': key = "pool_release_ms"; break;
 		case 'E': cfg->pool_host.populate = true; break;
+		case 'V': key = "overcommit"; break;
+		case 'W': key = "swap"; break;
 		case 'U': key = "fault"; break;
 		case 'O':
 			host_pool = HOST_POOL_REQUIRED;
@@ -491,6 +502,8 @@ static const char daemon_usage[] =
 	"                           every second\n"
 	"  --buddy                  a plain buddy allocator, without grouping by\n"
 	"                           mobility: the baseline grouping is measured against\n"
+	"  --overcommit RATIO       the VMs' RAM may reach RATIO times the pool (1 to\n"
+	"                           16, default 1); VM processes swap what does not fit\n"
 	"  --pool-huge on|off, --pool-release-ms MS, --pool-populate\n"
 	"                           the pool's host memory, as for gpmm run (defaults\n"
 	"                           on, 1000, off)\n"
@@ -512,6 +525,7 @@ int cmd_daemon(int argc, char **argv)
 		{ "pool-huge", required_argument, NULL, 'P' },
 		{ "pool-release-ms", required_argument, NULL, 'r' },
 		{ "pool-populate", no_argument, NULL, 'E' },
+		{ "overcommit", required_argument, NULL, 'V' },
 		{ "pool-socket", required_argument, NULL, 'S' },
 		{ "pool-answer-ms", required_argument, NULL, 'A' },
 		{ "pool-group", required_argument, NULL, 'G' },
@@ -552,6 +566,7 @@ int cmd_daemon(int argc, char **argv)
 		case 'P': key = "pool_huge"; break;
 		case 'r': key = "pool_release_ms"; break;
 		case 'E': host.pool_host.populate = true; break;
+		case 'V': key = "overcommit"; break;
 		case 'S': snprintf(pool_sock, sizeof(pool_sock), "%s", optarg); break;
 		case 'M': snprintf(metrics, sizeof(metrics), "%s", optarg); break;
 		case 'X': no_seccomp = true; break;

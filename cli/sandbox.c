@@ -21,6 +21,7 @@
 #include "vmm/control/daemon.h"
 #include "vmm/control/qmp_client.h"
 #include "vmm/core/vm.h"
+#include "vmm/memory/swap.h"
 #include "vmm/sys/sandbox.h"
 #include "vmm/sys/tap.h"
 
@@ -110,6 +111,19 @@ int cli_sandbox_fs_vm(struct vm_config *cfg, bool off, const char *who)
 	if (tap_attach_all(cfg, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", who, err);
 		return -1;
+	}
+	/* the VM gets its swap file open, not the directory */
+	if (swap_file_open(cfg, err, sizeof(err))) {
+		bool asked = strcmp(cfg->swap_dir, "auto");
+
+		if (asked || cfg->pool_host.overcommit_pct > 100)
+			fprintf(stderr, "%s: %s%s\n", who, err, asked ? "" :
+				": the VM cannot swap (swap = DIR names another place)");
+		if (asked)
+			return -1;
+		cfg->swap_dir[0] = '\0';
+	} else if (err[0] && (strcmp(cfg->swap_dir, "auto") || cfg->pool_host.overcommit_pct > 100)) {
+		fprintf(stderr, "%s: %s\n", who, err);
 	}
 	return enter_fs(off, off ? 0 : allow_vm(cfg, err, sizeof(err)), who, err, sizeof(err));
 }

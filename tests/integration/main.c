@@ -12,6 +12,7 @@
 int register_vm_suite(void);
 int register_cli_suite(void);
 int register_migrate_suite(void);
+int register_overcommit_suite(void);
 int register_virtio_suite(void);
 int register_linux_suite(void);
 int register_hostpool_suite(void);
@@ -22,6 +23,7 @@ static int (*const suites[])(void) = {
 	register_vm_suite,
 	register_cli_suite,
 	register_migrate_suite,
+	register_overcommit_suite,
 	register_virtio_suite,
 	register_linux_suite,
 	register_hostpool_suite,

@@ -136,6 +136,12 @@ static json_t *host_json(struct pool *pool, const struct mm_stats *st)
 	json_object_set_new(h, "free_blocks_2m",
 			    json_integer((json_int_t)mm_free_blocks(st, MM_PAGEBLOCK_ORDER)));
 	json_object_set_new(h, "free_pageblocks", json_integer((json_int_t)st->free_pageblocks));
+	/* what the pool promised against what it may: its admission count (the service's own) */
+	json_object_set_new(h, "overcommit", json_real(pool->host.overcommit_pct / 100.0));
+	json_object_set_new(h, "lendable_bytes", json_integer((json_int_t)pool_lendable(pool)));
+	if (pool->mm)
+		json_object_set_new(h, "promised_bytes", json_integer((json_int_t)
+				    __atomic_load_n(&pool->admitted, __ATOMIC_RELAXED)));
 	free(bi);
 	free(pti);
 	return h;
@@ -254,6 +260,37 @@ static json_t *balloon_json(struct vm *vm)
 		"bad_pfns", (json_int_t)b.bad_pfns,
 		"stats_updates", (json_int_t)b.stats_updates));
 	return j;
+}
+
+/*
+ * What the pool promised the VM, what of it is backed now, what the VM's
+ * reclaim clock would take next (backed ranges not touched since the
+ * hand last passed) and what is in its swap file: counted under mem_lock
+ * from the VM's own maps, the swap counts from where swap.c moves pages.
+ */
+static json_t *memory_json(struct vm *vm)
+{
+	const struct vm_swap *sw = &vm->swap;
+	uint64_t cold = 0;
+
+	pthread_mutex_lock(&vm->mem_lock);
+	for (unsigned int i = 0; i < vm->nr_regions; i++) {
+		const struct vm_region *r = &vm->regions[i];
+
+		for (uint64_t g = 0; r->referenced && g < r->size >> MM_PAGEBLOCK_SHIFT; g++)
+			cold += r->referenced[g] ? 0 : r->populated[g];
+	}
+	pthread_mutex_unlock(&vm->mem_lock);
+	return json_pack("{s:I, s:I, s:I, s:I, s:b, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
+		"promised_bytes", (json_int_t)vm->admitted,
+		"used_bytes", (json_int_t)(vm_populated_pages(vm) << MM_PAGE_SHIFT),
+		"reclaimable_bytes", (json_int_t)(cold << MM_PAGE_SHIFT),
+		"swapped_bytes", (json_int_t)(LOAD(sw->pages_now) << MM_PAGE_SHIFT),
+		"swap_on", sw->fd >= 0,
+		"swap", "out_ranges", LOAD(sw->out_ranges), "out_blocks", LOAD(sw->out_blocks),
+		"out_pages", LOAD(sw->out_pages), "in_pages", LOAD(sw->in_pages),
+		"in_ranges", LOAD(sw->in_ranges), "refaults_10s", LOAD(sw->refaults),
+		"reclaim_failed", LOAD(sw->reclaim_failed), "errors", LOAD(sw->errors));
 }
 
 /* Each virtio device, and how often its driver broke the rules. */
@@ -488,6 +525,7 @@ static json_t *vm_json(struct vm *vm, const struct walk *w, uint8_t *touched)
 			"cached_frames", (json_int_t)pool_client_cached(vm->pool->client),
 			"refused_frames", (json_int_t)pool_client_refused(vm->pool->client),
 			"service_gone", pool_client_gone(vm->pool->client)));
+	json_object_set_new(j, "memory", memory_json(vm));
 	json_object_set_new(j, "balloon", balloon_json(vm));
 	json_object_set_new(j, "virtio", virtio_json(vm));
 	json_object_set_new(j, "net", net_json(vm));
@@ -741,6 +779,26 @@ static void print_placement_text(json_t *v, FILE *f)
 		at && maps >= at ? ": NEAR THE LIMIT, raise vm.max_map_count" : "");
 }
 
+static void print_memory_text(json_t *v, FILE *f)
+{
+	json_t *m = json_object_get(v, "memory"), *s = json_object_get(m, "swap");
+
+	if (!m)
+		return;
+	fprintf(f, "  memory: %.1f MiB promised, %.1f MiB backed (%.1f MiB cold by the reclaim "
+		"clock), %.1f MiB swapped out", mib(m, "promised_bytes"), mib(m, "used_bytes"),
+		mib(m, "reclaimable_bytes"), mib(m, "swapped_bytes"));
+	if (!json_is_true(json_object_get(m, "swap_on"))) {
+		fputs("; swap off\n", f);
+		return;
+	}
+	fprintf(f, "; swap: %lld ranges out (%lld whole 2 MiB blocks), %lld pages out, %lld back "
+		"(%lld ranges whole), %lld back within 10 s, %lld reclaims found nothing, %lld "
+		"file errors\n", num(s, "out_ranges"), num(s, "out_blocks"), num(s, "out_pages"),
+		num(s, "in_pages"), num(s, "in_ranges"), num(s, "refaults_10s"),
+		num(s, "reclaim_failed"), num(s, "errors"));
+}
+
 static void print_balloon_text(json_t *v, FILE *f)
 {
 	json_t *b = json_object_get(v, "balloon"), *d;
@@ -807,12 +865,13 @@ static void print_service_text(json_t *s, FILE *f)
 	if (!s)
 		return;
 	fprintf(f, "pool service on %s: %lld client process%s, %.0f MiB lent (%.0f MiB admitted"
-		" with the daemon's own VMs); %lld connections, %lld refused, %lld bad messages, "
+		" with the daemon's own VMs, of %.0f MiB it may lend); %lld connections, %lld refused, %lld bad messages, "
 		"%lld walks refused; %lld frames given back by processes that ended, %lld taken "
 		"back from %lld processes that died holding them; %lld moves timed out (answer "
 		"within %lld ms)\n",
 		str(s, "socket"), num(s, "clients"), num(s, "clients") == 1 ? "" : "es",
-		mib(s, "lent_bytes"), mib(s, "admitted_bytes"), num(s, "connections"),
+		mib(s, "lent_bytes"), mib(s, "admitted_bytes"), mib(s, "lendable_bytes"),
+		num(s, "connections"),
 		num(s, "refused"), num(s, "bad_messages"), num(s, "walks_refused"),
 		num(s, "frames_released"), num(s, "frames_reclaimed"),
 		num(s, "clients_died_holding_frames"), num(s, "moves_timed_out"),
@@ -840,6 +899,7 @@ static void print_vm_text(json_t *v, FILE *f)
 		print_moves_text(a, m, f);
 	}
 	print_placement_text(v, f);
+	print_memory_text(v, f);
 	print_balloon_text(v, f);
 	print_process_text(json_object_get(v, "process"), f);
 }
@@ -847,7 +907,11 @@ static void print_vm_text(json_t *v, FILE *f)
 /* Free 2 MiB blocks, or why there is none; and how scattered the free memory is. */
 static void print_pool_text(json_t *h, FILE *f)
 {
-	fprintf(f, "host pool %.0f MiB: %.1f MiB free; ", mib(h, "pool_bytes"), mib(h, "free_bytes"));
+	fprintf(f, "host pool %.0f MiB: %.1f MiB free", mib(h, "pool_bytes"), mib(h, "free_bytes"));
+	if (real(h, "overcommit") > 1.0 && json_object_get(h, "promised_bytes"))
+		fprintf(f, ", %.0f MiB promised of %.0f it lends (overcommit %.2f)",
+			mib(h, "promised_bytes"), mib(h, "lendable_bytes"), real(h, "overcommit"));
+	fputs("; ", f);
 	if (num(h, "free_blocks_2m"))
 		fprintf(f, "%lld free 2 MiB blocks now", num(h, "free_blocks_2m"));
 	else if (num(h, "free_bytes"))

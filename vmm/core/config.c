@@ -29,6 +29,8 @@ void config_defaults(struct vm_config *cfg)
 	cfg->huge_target = 100;
 	cfg->balloon = true;
 	strcpy(cfg->console, "stdio");
+	strcpy(cfg->swap_dir, "auto");
+	cfg->swap_fd = -1;
 }
 
 /*
@@ -149,6 +151,28 @@ static int parse_uint(const char *value, unsigned long max, unsigned int *out)
 	if (errno || *end || v > max)
 		return -EINVAL;
 	*out = (unsigned int)v;
+	return 0;
+}
+
+/* "2.5" -> 250: a ratio from 1 to 16 with two decimals at most, in %. */
+static int parse_ratio(const char *value, unsigned int *pct)
+{
+	unsigned int whole = 0, frac = 0, digits = 0;
+	const char *p = value;
+
+	if (!isdigit((unsigned char)*p))
+		return -EINVAL;
+	while (isdigit((unsigned char)*p) && whole <= 16)
+		whole = whole * 10 + (unsigned int)(*p++ - '0');
+	if (*p == '.')
+		for (p++; isdigit((unsigned char)*p) && digits < 2; p++, digits++)
+			frac = frac * 10 + (unsigned int)(*p - '0');
+	if (*p || (digits == 0 && value[strlen(value) - 1] == '.'))
+		return -EINVAL;
+	frac *= digits == 1 ? 10 : 1;
+	if (whole * 100 + frac < 100 || whole * 100 + frac > 1600)
+		return -EINVAL;
+	*pct = whole * 100 + frac;
 	return 0;
 }
 
@@ -283,6 +307,14 @@ int config_set(struct vm_config *cfg, const char *key, const char *value,
 		ret = config_parse_bool(value, &on);
 		cfg->balloon_no_reporting = !ret && !on;
 		want = BOOL_WORDS;
+	} else if (!strcmp(key, "swap")) {
+		cfg->swap_dir[0] = '\0';
+		ret = strcmp(value, "off") ? set_string(cfg->swap_dir, sizeof(cfg->swap_dir),
+							value) : 0;
+		want = "off, auto or a directory for the swap file";
+	} else if (!strcmp(key, "overcommit")) {
+		ret = parse_ratio(value, &cfg->pool_host.overcommit_pct);
+		want = "a ratio from 1 to 16 such as 2.5 (RAM lent per byte of pool)";
 	} else if (!strcmp(key, "qmp")) {
 		ret = set_string(cfg->qmp_path, sizeof(cfg->qmp_path), value);
 		want = "a socket path shorter than 108 bytes";

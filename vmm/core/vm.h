@@ -133,6 +133,9 @@ struct vm_config {
 	struct pool_host pool_host;	/* and what that pool does with host memory */
 	enum vm_fault_policy fault;	/* what a first touch of a 2 MiB range gets */
 	bool prefault;
+	/* where a swap file may go; "" off, "auto": /var/tmp when the pool is overcommitted */
+	char swap_dir[PATH_MAX];
+	int swap_fd;		/* that file, opened before the sandbox; -1: none */
 	enum vm_ram_backing ram;	/* VM_RAM_POOL but in benchmarks */
 	char qmp_path[108];	/* sun_path */
 	/* 2 MiB assembly policy */
@@ -166,6 +169,10 @@ struct vm_region {
 	uint16_t *populated;	/* per 2 MiB range: pages backed */
 	uint8_t *given_back;	/* per 2 MiB range: the guest discarded pages of it
 				 * (balloon) and has not touched them all since */
+	uint64_t *swapped;	/* bit per guest page: its contents are in the swap file */
+	uint16_t *swapped_n;	/* per 2 MiB range: pages of it in the swap file */
+	uint32_t *swap_out_s;	/* per 2 MiB range: when it last went out, s since create */
+	uint8_t *referenced;	/* per 2 MiB range: touched since the clock last passed */
 };
 
 #define VM_STALL_SAMPLES	65536
@@ -226,6 +233,30 @@ struct vm_discard_stats {
 	uint64_t failed;	/* discards refused or cut short (not whole pages, pinned, no mapping) */
 	uint64_t strays;	/* pages written while being given back, taken into the pool */
 	uint64_t strays_dropped; /* such pages dropped: reading zero, or no frame for them */
+};
+
+/*
+ * Guest RAM swapped out (swap.c): the VM's swap file, the second
+ * userfaultfd that ranges swapped out are registered with, and counts.
+ * Counts change under mem_lock and are read atomically.
+ */
+struct vm_swap {
+	int fd;			/* unlinked swap file, -1: swap off */
+	int uffd;		/* ranges swapped out fault here */
+	int pipe[2];		/* its faults, passed on to the fault thread */
+	int stop;		/* eventfd that ends the swap thread */
+	pthread_t thread;
+	bool running;
+	uint64_t hand;		/* the reclaim clock: next 2 MiB range it looks at */
+	uint64_t out_ranges;	/* 2 MiB ranges written out */
+	uint64_t out_pages;	/* pages written out */
+	uint64_t out_blocks;	/* of the ranges, backed by one 2 MiB block: a pageblock freed whole */
+	uint64_t in_pages;	/* pages read back */
+	uint64_t in_ranges;	/* ranges read back whole into one 2 MiB block */
+	uint64_t refaults;	/* pages read back within 10 s of going out */
+	uint64_t pages_now;	/* pages in the file now */
+	uint64_t reclaim_failed;	/* reclaims that found nothing to write out */
+	uint64_t errors;	/* swap file reads or writes that failed */
 };
 
 struct vcpu;
@@ -298,6 +329,7 @@ struct vm {
 	struct vm_migration mig;
 	struct vm_migstats migstats;
 	struct vm_discard_stats discard;	/* under mem_lock; read atomically */
+	struct vm_swap swap;
 	uint64_t assemble_budget_ns;	/* rate limit bookkeeping */
 };
 

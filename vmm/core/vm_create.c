@@ -111,6 +111,7 @@ int vm_create(const struct vm_config *cfg, struct pool *pool,
 	vm->pool = pool;
 	vm_machine_init(vm);
 	vm->fd = vm->uffd = vm->uffd_stop = -1;
+	vm->swap.fd = vm->swap.uffd = vm->swap.stop = vm->swap.pipe[0] = vm->swap.pipe[1] = -1;
 	pthread_mutex_init(&vm->mem_lock, NULL);
 	pthread_mutex_init(&vm->mig.lock, NULL);
 	pthread_mutex_init(&vm->lock, NULL);

@@ -31,6 +31,7 @@
 #include "vmm/core/kvm.h"
 #include "vmm/memory/huge_backing.h"
 #include "vmm/memory/page_move.h"
+#include "vmm/memory/swap.h"
 #include "vmm/core/vcpu.h"
 #include "vmm/sys/uffd.h"
 
@@ -161,18 +162,58 @@ static void account_page(struct vm *vm, struct vm_region *r, uint64_t idx, long 
 	r->backing[idx] = (uint32_t)frame;
 	vm->pool->gpa_of[frame] = r->gpa + (idx << MM_PAGE_SHIFT) + 1;
 	__atomic_add_fetch(&vm->stats.populated_pages, 1, __ATOMIC_RELAXED);
+	if (r->referenced)
+		r->referenced[idx >> MM_PAGEBLOCK_ORDER] = 1;
 	/* the guest wants all of a range it once gave back: fill may take it again */
 	if (++r->populated[idx >> MM_PAGEBLOCK_ORDER] == MM_PAGEBLOCK_PAGES)
 		r->given_back[idx >> MM_PAGEBLOCK_ORDER] = 0;
 }
 
+static int map_missing(struct vm *vm, uint8_t *hva, uint64_t len);
+static void __adopt_strays(struct vm *vm, struct vm_region *r, uint64_t idx, uint64_t n);
+
 /*
- * Back one guest page. Zeroing goes through the pool's own mapping, so a
- * guest never sees what a frame held for its previous owner. mem_lock held.
+ * mem_lock held: the last page of a range swapped out came back page by
+ * page. Its pages never backed are still the swap userfaultfd's; armed
+ * for the fault thread's own again, so that a write-protect window (a
+ * move, an assembly, the next swap-out) can be opened over the range.
+ * They hold nothing: a touch in between reads zero, as a missing page
+ * does, and is taken into the pool (__adopt_strays).
  */
+static void __rearm_unbacked(struct vm *vm, struct vm_region *r, uint64_t range)
+{
+	uint64_t idx = range << MM_PAGEBLOCK_ORDER, end = idx + MM_PAGEBLOCK_PAGES;
+
+	while (idx < end) {
+		uint64_t n = 0;
+
+		while (idx + n < end && r->backing[idx + n] == NIL_FRAME)
+			n++;
+		if (n && !map_missing(vm, r->hva + (idx << MM_PAGE_SHIFT), n << MM_PAGE_SHIFT))
+			__adopt_strays(vm, r, idx, n);
+		idx += n ? n : 1;
+	}
+}
+
+/*
+ * What a new frame for guest page @idx starts as: what the page held when
+ * it was swapped out, else zeros. Zeroing goes through the pool's own
+ * mapping, so a guest never sees what a frame held for its previous owner.
+ */
+static int __fill_page(struct vm *vm, struct vm_region *r, uint64_t idx, void *dst)
+{
+	if (!__swap_page_out(r, idx)) {
+		memset(dst, 0, MM_PAGE_SIZE);
+		return 0;
+	}
+	return __swap_read_page(vm, r, idx, dst);
+}
+
+/* Back one guest page. mem_lock held. */
 int __gmem_populate(struct vm *vm, struct vm_region *r, uint64_t idx,
 		    struct mm_pcp *pcp)
 {
+	bool swapped = __swap_page_out(r, idx);
 	long frame;
 	int ret;
 
@@ -182,13 +223,19 @@ int __gmem_populate(struct vm *vm, struct vm_region *r, uint64_t idx,
 	frame = pool_alloc_page(vm->pool, pcp, vm->owner);
 	if (frame < 0)
 		return (int)frame;
-	memset(pool_frame_ptr(vm->pool, frame), 0, MM_PAGE_SIZE);
-	ret = gmem_map(vm, r->hva + (idx << MM_PAGE_SHIFT), frame, MM_PAGE_SIZE);
+	ret = __fill_page(vm, r, idx, pool_frame_ptr(vm->pool, frame));
+	if (!ret)
+		ret = gmem_map(vm, r->hva + (idx << MM_PAGE_SHIFT), frame, MM_PAGE_SIZE);
 	if (ret) {
 		gmem_free_frame(vm, pcp, (uint64_t)frame, 0);
 		return ret;
 	}
 	account_page(vm, r, idx, frame);
+	if (swapped) {
+		__swap_page_back(vm, r, idx);
+		if (!r->swapped_n[idx >> MM_PAGEBLOCK_ORDER])
+			__rearm_unbacked(vm, r, idx >> MM_PAGEBLOCK_ORDER);
+	}
 	return 0;
 }
 
@@ -211,7 +258,8 @@ static int __gmem_populate_around(struct vm *vm, struct vm_region *r, uint64_t i
 	long frame;
 
 	if (r->given_back[idx >> MM_PAGEBLOCK_ORDER] ||
-	    first + GMEM_FAULT_AROUND_PAGES > r->size >> MM_PAGE_SHIFT)
+	    first + GMEM_FAULT_AROUND_PAGES > r->size >> MM_PAGE_SHIFT ||
+	    __swap_any_out(r, first, GMEM_FAULT_AROUND_PAGES))
 		return __gmem_populate(vm, r, idx, pcp);
 	for (uint64_t i = first; i < first + GMEM_FAULT_AROUND_PAGES; i++)
 		if (r->backing[i] != NIL_FRAME)
@@ -263,26 +311,33 @@ static int __gmem_populate_huge(struct vm *vm, struct vm_region *r, uint64_t idx
 {
 	uint64_t range = idx >> MM_PAGEBLOCK_ORDER, first = range << MM_PAGEBLOCK_ORDER;
 	uint8_t *hva = r->hva + (first << MM_PAGE_SHIFT);
+	bool swapped = r->swapped && r->swapped_n[range];
 	bool zeroed = false;
 	uint64_t t0;
 	long block;
 
 	/* no 2 MiB backings (huge off), or only so many (a target): the assembler's job */
 	if (vm->cfg.fault == VM_FAULT_4K || !vm->cfg.huge || vm->cfg.huge_target < 100 ||
-	    r->populated[range] || r->given_back[range] ||
+	    r->populated[range] || (r->given_back[range] && !swapped) ||
 	    ((r->gpa >> MM_PAGE_SHIFT) + first) % MM_PAGEBLOCK_PAGES ||
 	    first + MM_PAGEBLOCK_PAGES > r->size >> MM_PAGE_SHIFT)
 		return -EAGAIN;
-	block = pool_alloc_block_nowait(vm->pool, vm->owner, huge_first_keep_free(vm), &zeroed);
+	/* a range swapped out comes back whole: no block kept back for others' first touch */
+	block = pool_alloc_block_nowait(vm->pool, vm->owner,
+					swapped ? 0 : huge_first_keep_free(vm), &zeroed);
 	if (block < 0) {
 		vm->stats.huge_first_fallback++;
 		return -EAGAIN;
 	}
 	t0 = vm_now_ns();
-	if (zeroed)
+	if (swapped && __swap_read_range(vm, r, range, pool_frame_ptr(vm->pool, block))) {
+		gmem_free_frame(vm, NULL, (uint64_t)block, MM_PAGEBLOCK_ORDER);
+		return -EAGAIN;
+	} else if (zeroed && !swapped) {
 		vm->stats.huge_first_kernel_zeroed++;
-	else
+	} else if (!swapped) {
 		memset(pool_frame_ptr(vm->pool, block), 0, MM_PAGEBLOCK_SIZE);
+	}
 	vm->stats.zero_ns += vm_now_ns() - t0;
 	if (gmem_map(vm, hva, (uint64_t)block, MM_PAGEBLOCK_SIZE)) {
 		gmem_free_frame(vm, NULL, (uint64_t)block, MM_PAGEBLOCK_ORDER);
@@ -293,7 +348,10 @@ static int __gmem_populate_huge(struct vm *vm, struct vm_region *r, uint64_t idx
 		account_page(vm, r, first + i, block + (long)i);
 	r->huge[range] = RANGE_BLOCK;
 	__vm_range_collapsed(vm, r, range, mm_host_collapse(hva));
-	vm->stats.huge_first++;
+	if (swapped)
+		__swap_range_back(vm, r, range);
+	else
+		vm->stats.huge_first++;
 	return 0;
 }
 
@@ -397,16 +455,52 @@ int gmem_prefault(struct vm *vm, char *err, size_t errlen)
 }
 
 /*
- * Resolve one missing-page fault. When the pool cannot back the page the
- * VM is stopped, and the faulting thread is released with the zero page
- * so that it can leave KVM_RUN and see the stop.
+ * mem_lock held: back the page at @idx the way a first touch does (a
+ * whole block, else the 64 KiB around it, else the page). When the pool
+ * has nothing left and the VM may swap, cold ranges of its own go out to
+ * the swap file, one at a time, until the page can be backed: a pool that
+ * lends more than it holds is paid back by the VM that asks. A range
+ * that went out whole comes back whole (and a `huge` VM's first touch is
+ * backed whole): if no block is free, one is made first by sending out a
+ * range that holds one (@whole).
  */
-static void handle_fault(struct vm *vm, const struct uffd_msg *msg)
+#define GMEM_RECLAIM_TRIES	64
+
+static int __gmem_fault_in(struct vm *vm, struct vm_region *r, uint64_t idx)
+{
+	uint64_t range = idx >> MM_PAGEBLOCK_ORDER;
+	bool whole = swap_enabled(vm) && vm->cfg.fault != VM_FAULT_4K && vm->cfg.huge &&
+		     (r->swapped_n[range] || vm->cfg.fault == VM_FAULT_HUGE);
+	int ret = __gmem_populate_huge(vm, r, idx);
+
+	for (int i = 0; ret && whole && i < GMEM_RECLAIM_TRIES && !r->populated[range]; i++) {
+		if (__swap_reclaim(vm, r, range, true))
+			break;
+		ret = __gmem_populate_huge(vm, r, idx);
+	}
+	if (ret)
+		ret = __gmem_populate_around(vm, r, idx, vm->mem_pcp);
+	for (int i = 0; ret == -ENOMEM && i < GMEM_RECLAIM_TRIES; i++) {
+		if (__swap_reclaim(vm, r, range, false))
+			break;
+		ret = __gmem_populate_around(vm, r, idx, vm->mem_pcp);
+	}
+	return ret;
+}
+
+/*
+ * Resolve one missing-page fault, from the fault thread's userfaultfd or
+ * (@swapped) passed on from the swap one. When the pool cannot back the
+ * page the VM is stopped, and the faulting thread is released with the
+ * zero page so that it can leave KVM_RUN and see the stop.
+ */
+static void handle_fault(struct vm *vm, const struct uffd_msg *msg, bool swapped)
 {
 	uint64_t addr = msg->arg.pagefault.address & ~(MM_PAGE_SIZE - 1);
 	struct vm_region *r = region_of_hva(vm, addr);
+	int uffd = swapped ? vm->swap.uffd : vm->uffd;
 
-	if (msg->arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP) {
+	if (!swapped && (msg->arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP)) {
 		migrate_wp_fault(vm, addr);
 		return;
 	}
@@ -418,9 +512,7 @@ static void handle_fault(struct vm *vm, const struct uffd_msg *msg)
 		uint64_t idx = (addr - (uintptr_t)r->hva) >> MM_PAGE_SHIFT;
 
 		pthread_mutex_lock(&vm->mem_lock);
-		ret = __gmem_populate_huge(vm, r, idx);
-		if (ret)
-			ret = __gmem_populate_around(vm, r, idx, vm->mem_pcp);
+		ret = __gmem_fault_in(vm, r, idx);
 		pthread_mutex_unlock(&vm->mem_lock);
 	}
 	if (ret) {
@@ -429,20 +521,30 @@ static void handle_fault(struct vm *vm, const struct uffd_msg *msg)
 
 		vm_fail(vm, NULL, "guest page 0x%llx could not be backed: %s",
 			(unsigned long long)gpa, populate_error(ret));
-		if (ioctl(vm->uffd, UFFDIO_ZEROPAGE, &zp) == 0)
+		if (ioctl(uffd, UFFDIO_ZEROPAGE, &zp) == 0)
 			return;
 	}
-	ioctl(vm->uffd, UFFDIO_WAKE, &range);
+	ioctl(uffd, UFFDIO_WAKE, &range);
 	__atomic_add_fetch(&vm->stats.demand_faults, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&vm->stats.fault_ns, vm_now_ns() - t0, __ATOMIC_RELAXED);
+}
+
+/* A fault the swap thread passed on (it arrives whole: the pipe is atomic for it). */
+static void take_forwarded(struct vm *vm)
+{
+	struct uffd_msg msg;
+
+	if (read(swap_forward_fd(vm), &msg, sizeof(msg)) == sizeof(msg))
+		handle_fault(vm, &msg, true);
 }
 
 static void *uffd_thread_fn(void *arg)
 {
 	struct vm *vm = arg;
-	struct pollfd pfd[2] = {
+	struct pollfd pfd[3] = {
 		{ .fd = vm->uffd, .events = POLLIN },
 		{ .fd = vm->uffd_stop, .events = POLLIN },
+		{ .fd = swap_forward_fd(vm), .events = POLLIN },
 	};
 
 	pthread_setname_np(pthread_self(), "gpmm-fault");
@@ -455,10 +557,12 @@ static void *uffd_thread_fn(void *arg)
 		if (n < 0 && errno == EAGAIN) {
 			/* the queue was empty when this read began */
 			migrate_fault_queue_empty(vm, before);
-			if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			if (poll(pfd, 3, -1) < 0 && errno != EINTR)
 				break;
 			if (pfd[1].revents)
 				break;
+			if (pfd[2].revents & POLLIN)
+				take_forwarded(vm);
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -467,7 +571,7 @@ static void *uffd_thread_fn(void *arg)
 			break;
 		for (size_t i = 0; i < (size_t)n / sizeof(msg[0]); i++)
 			if (msg[i].event == UFFD_EVENT_PAGEFAULT)
-				handle_fault(vm, &msg[i]);
+				handle_fault(vm, &msg[i], false);
 	}
 	return NULL;
 }
@@ -518,6 +622,10 @@ int gmem_uffd_start(struct vm *vm, char *err, size_t errlen)
 			return ret;
 		}
 	}
+	/* before the fault thread, which polls what the swap thread passes on */
+	ret = swap_init(vm, err, errlen);
+	if (ret)
+		return ret;
 	vm->uffd_stop = eventfd(0, EFD_CLOEXEC);
 	if (vm->uffd_stop < 0) {
 		ret = -errno;
@@ -634,6 +742,7 @@ void gmem_destroy(struct vm *vm)
 		r->populated = NULL;
 		r->given_back = NULL;
 	}
+	swap_destroy(vm);
 	__atomic_store_n(&vm->stats.populated_pages, 0, __ATOMIC_RELAXED);
 }
 

@@ -27,9 +27,14 @@ struct pool_host {
 	bool huge;
 	bool populate;
 	unsigned int release_ms;
+	/*
+	 * Admission lends up to this % of the pool as guest RAM (100: every
+	 * VM's RAM fits; more: overcommit, the VMs swap what does not).
+	 */
+	unsigned int overcommit_pct;
 };
 
-#define POOL_HOST_DEFAULTS	{ .huge = true, .release_ms = 1000 }
+#define POOL_HOST_DEFAULTS	{ .huge = true, .release_ms = 1000, .overcommit_pct = 100 }
 
 struct pool;
 struct pool_client;
@@ -103,11 +108,20 @@ void pool_close(struct pool *pool);
 /*
  * Admission, one count for every VM a pool serves (a `gpmm run`'s one VM,
  * the daemon's own VMs and the service's VM processes alike): @bytes of
- * RAM are promised only while the RAM of all its VMs fits in the pool (no
- * reclaim yet: no overcommit). -E2BIG or -ENOSPC with the reason in @err.
+ * RAM are promised only while the RAM of all its VMs fits in the pool's
+ * size times its overcommit ratio (host.overcommit_pct; 100: the pool is
+ * never promised twice). -E2BIG or -ENOSPC with the reason in @err.
  */
 __must_check int pool_admit(struct pool *pool, uint64_t bytes, char *err, size_t errlen);
 void pool_unadmit(struct pool *pool, uint64_t bytes);
+
+/* The RAM a pool may promise: its size times the overcommit ratio. */
+uint64_t pool_lendable(const struct pool *pool);
+
+static inline bool pool_overcommitted(const struct pool *pool)
+{
+	return pool->host.overcommit_pct > 100;
+}
 
 static inline uint64_t pool_frames(const struct pool *pool)
 {

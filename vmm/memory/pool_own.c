@@ -214,22 +214,32 @@ void pool_close(struct pool *pool)
 	free(pool);
 }
 
+uint64_t pool_lendable(const struct pool *pool)
+{
+	unsigned int pct = pool->host.overcommit_pct ? pool->host.overcommit_pct : 100;
+
+	return pool->size / 100 * pct + pool->size % 100 * pct / 100;
+}
+
 int pool_admit(struct pool *pool, uint64_t bytes, char *err, size_t errlen)
 {
 	uint64_t cur = __atomic_load_n(&pool->admitted, __ATOMIC_RELAXED);
+	uint64_t lendable = pool_lendable(pool);
 
-	if (bytes > pool->size) {
-		snprintf(err, errlen, "ram %llu MiB is larger than the pool (%llu MiB): give the"
-			 " pool more (--pool)", (unsigned long long)(bytes >> 20),
-			 (unsigned long long)(pool->size >> 20));
+	if (bytes > lendable) {
+		snprintf(err, errlen, "ram %llu MiB is larger than the pool lends (%llu MiB%s):"
+			 " give the pool more (--pool)%s", (unsigned long long)(bytes >> 20),
+			 (unsigned long long)(lendable >> 20),
+			 pool_overcommitted(pool) ? ", overcommitted" : "",
+			 pool_overcommitted(pool) ? " or raise --overcommit" : "");
 		return -E2BIG;
 	}
 	do {
-		if (bytes > pool->size - cur) {
+		if (bytes > lendable - cur) {
 			snprintf(err, errlen, "%llu MiB of RAM do not fit: the pool lends %llu of"
 				 " %llu MiB already", (unsigned long long)(bytes >> 20),
 				 (unsigned long long)(cur >> 20),
-				 (unsigned long long)(pool->size >> 20));
+				 (unsigned long long)(lendable >> 20));
 			return -ENOSPC;
 		}
 	} while (!__atomic_compare_exchange_n(&pool->admitted, &cur, cur + bytes, false,

@@ -749,7 +749,8 @@ static int say_hello(struct pool_client *c, const char *name, uint64_t ram_bytes
 		c->owner = (uint32_t)m->a[1];
 		*info = (struct pool_client_info){ .frames = m->a[0], .owner = c->owner,
 			.quota = m->a[3], .host_huge = m->a[2] & POOL_HOST_HUGE,
-			.release_ms = (unsigned int)m->a[2], .base = pool_files_base(c->files) };
+			.release_ms = (unsigned int)m->a[2], .base = pool_files_base(c->files),
+			.overcommit_pct = (unsigned int)(m->a[2] >> POOL_HOST_OVERCOMMIT_SHIFT) & 0xffff };
 		return 0;
 	}
 	return ret;

@@ -33,6 +33,7 @@ struct pool_client_info {
 	uint64_t quota;		/* frames we may hold */
 	bool host_huge;
 	unsigned int release_ms;
+	unsigned int overcommit_pct;	/* the pool lends this % of its size */
 	uint8_t *base;		/* frame f at base + f * 4 KiB, while we hold it */
 };
 

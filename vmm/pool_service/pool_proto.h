@@ -87,6 +87,8 @@ struct pool_wire_pb {
 
 /* HELLO's reply, a[]: frames, owner id, host flags, quota in frames; no descriptor. */
 #define POOL_HOST_HUGE		(1ULL << 32)	/* a[2]: low 32 bits release_ms */
+/* a[2] bits 40-55: the pool's overcommit ratio in % (0 from an older service: 100) */
+#define POOL_HOST_OVERCOMMIT_SHIFT	40
 
 #include <sys/types.h>
 

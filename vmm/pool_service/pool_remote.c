@@ -178,7 +178,8 @@ int pool_open_remote(const char *path, const char *name, uint64_t ram_bytes,
 	pool->base = info.base;
 	pool->size = info.frames << MM_PAGE_SHIFT;
 	pool->remote_owner = info.owner;
-	pool->host = (struct pool_host){ .huge = info.host_huge, .release_ms = info.release_ms };
+	pool->host = (struct pool_host){ .huge = info.host_huge, .release_ms = info.release_ms,
+		.overcommit_pct = info.overcommit_pct ? info.overcommit_pct : 100 };
 	pool->gpa_of = calloc(info.frames, sizeof(*pool->gpa_of));
 	if (!pool->gpa_of) {
 		snprintf(err, errlen, "no memory for the pool's map");

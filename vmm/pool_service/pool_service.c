@@ -642,7 +642,8 @@ static int hello(struct svc_client *c, struct pool_msg *m, char *why, size_t why
 	c->walk_ns = vm_now_ns();
 	*m = (struct pool_msg){ .op = POOL_HELLO, .seq = m->seq,
 		.a = { s->pool->size >> MM_PAGE_SHIFT, c->owner,
-		       (s->pool->host.huge ? POOL_HOST_HUGE : 0) | s->pool->host.release_ms,
+		       (s->pool->host.huge ? POOL_HOST_HUGE : 0) | s->pool->host.release_ms |
+		       (uint64_t)(s->pool->host.overcommit_pct & 0xffff) << POOL_HOST_OVERCOMMIT_SHIFT,
 		       c->quota } };
 	return pool_wire_send(c->fd, m, sizeof(*m), NULL, 0);
 }
@@ -981,9 +982,10 @@ json_t *pool_service_json(struct pool_service *s)
 	if (!s)
 		return json_null();
 	pthread_mutex_lock(&s->lock);
-	j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 		"socket", s->path, "clients", (json_int_t)s->nr_clients,
 		"lent_bytes", (json_int_t)s->reserved_bytes,
+		"lendable_bytes", (json_int_t)pool_lendable(s->pool),
 		"admitted_bytes", (json_int_t)__atomic_load_n(&s->pool->admitted, __ATOMIC_RELAXED),
 		"frames_released", (json_int_t)s->frames_released,
 		"walks_refused", (json_int_t)s->walks_refused,

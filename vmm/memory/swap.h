@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Guest RAM swapped out to a file of the VM process's own, 2 MiB at a
+ * time, and faulted back in on first touch (swap.c): what lets a pool
+ * lend more RAM than it holds (overcommit).
+ */
+#ifndef GPMM_SWAP_H
+#define GPMM_SWAP_H
+
+#include <linux/userfaultfd.h>
+
+#include "vmm/core/vm.h"
+
+/*
+ * Before the sandbox: the swap file @cfg asks for (swap_dir "auto":
+ * /var/tmp), unlinked, sized to the VM's RAM, into cfg->swap_fd (-1:
+ * none asked). A warning for the operator, or "", in @err on success.
+ */
+__must_check int swap_file_open(struct vm_config *cfg, char *err, size_t errlen);
+
+/*
+ * The swap file (unlinked: it dies with the process, SIGKILL included) in
+ * vm->cfg.swap_dir, the per-page bookkeeping and the thread that reads
+ * the second userfaultfd, for a VM whose pool is overcommitted or that
+ * named a directory. Nothing when swap is off ("" dir, no file).
+ */
+__must_check int swap_init(struct vm *vm, char *err, size_t errlen);
+void swap_destroy(struct vm *vm);
+
+static inline bool swap_enabled(const struct vm *vm)
+{
+	return vm->swap.fd >= 0;
+}
+
+/* mem_lock held: whether guest page @idx of @r lives in the swap file. */
+static inline bool __swap_page_out(const struct vm_region *r, uint64_t idx)
+{
+	return r->swapped && (r->swapped[idx / 64] >> (idx % 64) & 1);
+}
+
+/* mem_lock held: any page of [@idx, @idx + @n) in the swap file. */
+bool __swap_any_out(const struct vm_region *r, uint64_t idx, uint64_t n);
+
+/*
+ * mem_lock held: the contents of swapped-out page @idx into @dst (a frame
+ * just allocated for it); once it is mapped, __swap_page_back says the
+ * page is in again. -errno: nothing changed, the page stays out.
+ */
+__must_check int __swap_read_page(struct vm *vm, const struct vm_region *r, uint64_t idx,
+				  void *dst);
+void __swap_page_back(struct vm *vm, struct vm_region *r, uint64_t idx);
+/* The same for all of 2 MiB @range into a block at @dst (pages not out: zeros). */
+__must_check int __swap_read_range(struct vm *vm, const struct vm_region *r, uint64_t range,
+				   void *dst);
+void __swap_range_back(struct vm *vm, struct vm_region *r, uint64_t range);
+
+/*
+ * mem_lock held: write one cold 2 MiB range (never @keep_r's @keep_range,
+ * the one being faulted) to the swap file and give its frames back to
+ * the pool; @block: only a range backed by one 2 MiB block (a pageblock
+ * freed whole). 0 when a range went, -ENOENT when none could.
+ */
+__must_check int __swap_reclaim(struct vm *vm, const struct vm_region *keep_r,
+				uint64_t keep_range, bool block);
+
+/*
+ * A guest page fault that reached the swap userfaultfd: the fault
+ * thread resolves it like one of its own (guest_mem.c), then wakes it
+ * here.
+ */
+void swap_wake(struct vm *vm, uint64_t addr, uint64_t len);
+/* The fault thread polls this descriptor: faults the swap thread passed on. */
+static inline int swap_forward_fd(const struct vm *vm)
+{
+	return vm->swap.pipe[0];
+}
+
+#endif
