@@ -281,7 +281,7 @@ static json_t *memory_json(struct vm *vm)
 			cold += r->referenced[g] ? 0 : r->populated[g];
 	}
 	pthread_mutex_unlock(&vm->mem_lock);
-	return json_pack("{s:I, s:I, s:I, s:I, s:b, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
+	return json_pack("{s:I, s:I, s:I, s:I, s:b, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
 		"promised_bytes", (json_int_t)vm->admitted,
 		"used_bytes", (json_int_t)(vm_populated_pages(vm) << MM_PAGE_SHIFT),
 		"reclaimable_bytes", (json_int_t)(cold << MM_PAGE_SHIFT),
@@ -290,7 +290,8 @@ static json_t *memory_json(struct vm *vm)
 		"swap", "out_ranges", LOAD(sw->out_ranges), "out_blocks", LOAD(sw->out_blocks),
 		"out_pages", LOAD(sw->out_pages), "in_pages", LOAD(sw->in_pages),
 		"in_ranges", LOAD(sw->in_ranges), "refaults_10s", LOAD(sw->refaults),
-		"reclaim_failed", LOAD(sw->reclaim_failed), "errors", LOAD(sw->errors));
+		"reclaim_failed", LOAD(sw->reclaim_failed), "errors", LOAD(sw->errors),
+		"background_ranges", LOAD(sw->background), "fault_waits", LOAD(sw->waits));
 }
 
 /* Each virtio device, and how often its driver broke the rules. */
@@ -792,9 +793,10 @@ static void print_memory_text(json_t *v, FILE *f)
 		fputs("; swap off\n", f);
 		return;
 	}
-	fprintf(f, "; swap: %lld ranges out (%lld whole 2 MiB blocks), %lld pages out, %lld back "
-		"(%lld ranges whole), %lld back within 10 s, %lld reclaims found nothing, %lld "
-		"file errors\n", num(s, "out_ranges"), num(s, "out_blocks"), num(s, "out_pages"),
+	fprintf(f, "; swap: %lld ranges out (%lld whole 2 MiB blocks; %lld in the background, the "
+		"rest at a fault), %lld pages out, %lld back (%lld ranges whole), %lld back within "
+		"10 s, %lld reclaims found nothing, %lld file errors\n", num(s, "out_ranges"),
+		num(s, "out_blocks"), num(s, "background_ranges"), num(s, "out_pages"),
 		num(s, "in_pages"), num(s, "in_ranges"), num(s, "refaults_10s"),
 		num(s, "reclaim_failed"), num(s, "errors"));
 }

@@ -256,6 +256,9 @@ struct vm_swap {
 	uint64_t refaults;	/* pages read back within 10 s of going out */
 	uint64_t pages_now;	/* pages in the file now */
 	uint64_t reclaim_failed;	/* reclaims that found nothing to write out */
+	uint64_t background;	/* ranges sent out by swap_balance, not by a fault */
+	uint64_t waits;		/* 20 ms waits of a fault for others to give memory back */
+	uint64_t balance_ns;	/* when swap_balance last looked */
 	uint64_t errors;	/* swap file reads or writes that failed */
 };
 

@@ -18,6 +18,7 @@
 #include "vmm/memory/assembler.h"
 #include "vmm/memory/guest_mem.h"
 #include "vmm/memory/huge_backing.h"
+#include "vmm/memory/swap.h"
 
 #define MAX_VMS		256
 #define NSEC_PER_SEC	1000000000ULL
@@ -120,7 +121,10 @@ static void *assembler_fn(void *arg)
 		for (unsigned int i = 0; i < a->nr_vms; i++) {
 			struct vm *vm = a->vms[i];
 
-			if (!vm->cfg.huge || vm_is_stopping(vm))
+			if (vm_is_stopping(vm))
+				continue;
+			swap_balance(vm);
+			if (!vm->cfg.huge)
 				continue;
 			spend(vm, pass_budget(vm, assembler_refill(&vm->assemble_budget_ns,
 								     vm->cfg.huge_rate,

@@ -465,6 +465,12 @@ int gmem_prefault(struct vm *vm, char *err, size_t errlen)
  * range that holds one (@whole).
  */
 #define GMEM_RECLAIM_TRIES	64
+/*
+ * A VM with nothing of its own left to send out waits for the others'
+ * background reclaim (swap_balance, once a second each): 30 s at most.
+ */
+#define GMEM_WAIT_US		20000
+#define GMEM_WAIT_TRIES		1500
 
 static int __gmem_fault_in(struct vm *vm, struct vm_region *r, uint64_t idx)
 {
@@ -513,6 +519,15 @@ static void handle_fault(struct vm *vm, const struct uffd_msg *msg, bool swapped
 
 		pthread_mutex_lock(&vm->mem_lock);
 		ret = __gmem_fault_in(vm, r, idx);
+		for (int i = 0; ret == -ENOMEM && swap_enabled(vm) && i < GMEM_WAIT_TRIES &&
+		     !vm_is_stopping(vm); i++) {
+			/* nothing of its own left to send out: others give back in the background */
+			pthread_mutex_unlock(&vm->mem_lock);
+			usleep(GMEM_WAIT_US);
+			__atomic_add_fetch(&vm->swap.waits, 1, __ATOMIC_RELAXED);
+			pthread_mutex_lock(&vm->mem_lock);
+			ret = __gmem_fault_in(vm, r, idx);
+		}
 		pthread_mutex_unlock(&vm->mem_lock);
 	}
 	if (ret) {

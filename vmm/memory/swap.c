@@ -413,6 +413,53 @@ int __swap_reclaim(struct vm *vm, const struct vm_region *keep_r, uint64_t keep_
 	return -ENOENT;
 }
 
+/*
+ * Background reclaim, as kswapd does it: a pool that lends more than it
+ * holds keeps a few pageblocks free (a pageblock is owned whole, so free
+ * frames inside another VM's are no use): the low watermark, 1/16 of
+ * them, at least 2, so that a VM's fault rarely has to wait for a
+ * swap-out. Below it, each VM that
+ * holds more than its share of the pool (its RAM over the ratio) sends
+ * cold ranges out, those holding a block first, a few a second, until it
+ * is back at its share or the pool above the watermark. A VM at or under
+ * its share is never pushed by the others: it pays only for its own
+ * faults. Called on the assembler's thread, at most once a second.
+ */
+#define SWAP_BALANCE_NS		1000000000ULL
+#define SWAP_BALANCE_RANGES	8
+
+void swap_balance(struct vm *vm)
+{
+	uint64_t now = vm_now_ns(), share, low, backed, before;
+	struct mm_stats st;
+
+	if (!swap_enabled(vm) || !pool_overcommitted(vm->pool) ||
+	    now - vm->swap.balance_ns < SWAP_BALANCE_NS)
+		return;
+	vm->swap.balance_ns = now;
+	if (pool_stats(vm->pool, &st))
+		return;
+	low = st.pageblocks / 16 > 2 ? st.pageblocks / 16 : 2;
+	share = (vm->cfg.ram_bytes >> MM_PAGE_SHIFT) * 100 / vm->pool->host.overcommit_pct;
+	for (int i = 0; i < SWAP_BALANCE_RANGES && st.free_pageblocks < low; i++) {
+		bool block;
+
+		before = vm_populated_pages(vm);
+		if (before <= share)
+			break;
+		pthread_mutex_lock(&vm->mem_lock);
+		block = !__swap_reclaim(vm, NULL, 0, true);
+		if (!block && __swap_reclaim(vm, NULL, 0, false)) {
+			pthread_mutex_unlock(&vm->mem_lock);
+			break;
+		}
+		pthread_mutex_unlock(&vm->mem_lock);
+		count(&vm->swap.background, 1);
+		backed = vm_populated_pages(vm);
+		st.free_pageblocks += block && backed < before;
+	}
+}
+
 void swap_wake(struct vm *vm, uint64_t addr, uint64_t len)
 {
 	struct uffdio_range range = { .start = addr, .len = len };

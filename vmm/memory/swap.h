@@ -63,6 +63,9 @@ void __swap_range_back(struct vm *vm, struct vm_region *r, uint64_t range);
 __must_check int __swap_reclaim(struct vm *vm, const struct vm_region *keep_r,
 				uint64_t keep_range, bool block);
 
+/* Background reclaim while the pool is short (the assembler's thread calls it). */
+void swap_balance(struct vm *vm);
+
 /*
  * A guest page fault that reached the swap userfaultfd: the fault
  * thread resolves it like one of its own (guest_mem.c), then wakes it
