@@ -96,7 +96,6 @@ static void run_overcommitted(enum vm_fault_policy fault)
 	if (res.state != VM_SHUTDOWN || console_has(&res, "lost write"))
 		fprintf(stderr, "%s\n%s", res.report, res.console.text);
 	CU_ASSERT(pool_is_whole(pool));
-	close(cfg.swap_fd);
 	pool_close(pool);
 }
 

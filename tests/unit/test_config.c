@@ -67,6 +67,28 @@ static void test_keys(void)
 	CU_ASSERT_EQUAL(config_set(&cfg, "pool_huge", "no", err, sizeof(err)), 0);
 	CU_ASSERT(!cfg.pool_host.huge);
 	CU_ASSERT_EQUAL(config_set(&cfg, "pool_populate", "perhaps", err, sizeof(err)), -EINVAL);
+	/* overcommit in %, two decimals at most; swap off, auto or a directory */
+	CU_ASSERT_EQUAL(cfg.pool_host.overcommit_pct, 100);
+	CU_ASSERT_EQUAL(config_set(&cfg, "overcommit", "2.5", err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(cfg.pool_host.overcommit_pct, 250);
+	CU_ASSERT_EQUAL(config_set(&cfg, "overcommit", "1.25", err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(cfg.pool_host.overcommit_pct, 125);
+	CU_ASSERT_EQUAL(config_set(&cfg, "overcommit", "16", err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(cfg.pool_host.overcommit_pct, 1600);
+	{
+		static const char *const bad[] = { "0.99", "16.01", "2.", "1.234", "x", "", "-2", "99" };
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+			CU_ASSERT_EQUAL(config_set(&cfg, "overcommit", bad[i], err, sizeof(err)),
+					-EINVAL);
+		CU_ASSERT_EQUAL(cfg.pool_host.overcommit_pct, 1600);
+	}
+	CU_ASSERT_STRING_EQUAL(cfg.swap_dir, "auto");
+	CU_ASSERT_EQUAL(cfg.swap_fd, -1);
+	CU_ASSERT_EQUAL(config_set(&cfg, "swap", "off", err, sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(cfg.swap_dir, "");
+	CU_ASSERT_EQUAL(config_set(&cfg, "swap", "/srv/swap", err, sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(cfg.swap_dir, "/srv/swap");
 	CU_ASSERT_EQUAL(config_set(&cfg, "kernel", "/boot/payload.bin", err, sizeof(err)), 0);
 	config_finish(&cfg);
 	CU_ASSERT_STRING_EQUAL(cfg.name, "payload");

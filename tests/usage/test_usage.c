@@ -150,6 +150,15 @@ static void test_values(void)
 	SAYS("--ram 1536 MiB");
 	CU_ASSERT_EQUAL(gpmm_run(false, "run --kernel %s --ram 64 --pool 32", gpmm()), 2);
 	SAYS("--ram 64 MiB is larger than the pool (32 MiB)");
+	SAYS("or --overcommit RATIO");
+	/* overcommit: a ratio of 1 to 16, which lets RAM past the pool, not past the ratio */
+	CU_ASSERT_EQUAL(gpmm_run(false, "run --kernel %s --ram 96 --pool 32 --overcommit 2.5",
+				 gpmm()), 2);
+	SAYS("larger than the pool (32 MiB, times --overcommit)");
+	CU_ASSERT_EQUAL(gpmm_run(false, "run --kernel %s --overcommit 0.5", gpmm()), 2);
+	SAYS("a ratio from 1 to 16");
+	CU_ASSERT_EQUAL(gpmm_run(false, "daemon --overcommit 17"), 2);
+	SAYS("a ratio from 1 to 16");
 }
 
 /*

@@ -17,6 +17,7 @@
 #include "vmm/memory/guest_mem.h"
 #include "vmm/memory/huge_backing.h"
 #include "vmm/memory/page_move.h"
+#include "vmm/memory/swap.h"
 #include "vmm/pool_service/pool_client.h"
 
 static const char type_char[MIGRATE_TYPES] = { 'U', 'R', 'M' };
@@ -286,7 +287,7 @@ static json_t *memory_json(struct vm *vm)
 		"used_bytes", (json_int_t)(vm_populated_pages(vm) << MM_PAGE_SHIFT),
 		"reclaimable_bytes", (json_int_t)(cold << MM_PAGE_SHIFT),
 		"swapped_bytes", (json_int_t)(LOAD(sw->pages_now) << MM_PAGE_SHIFT),
-		"swap_on", sw->fd >= 0,
+		"swap_on", swap_enabled(vm),
 		"swap", "out_ranges", LOAD(sw->out_ranges), "out_blocks", LOAD(sw->out_blocks),
 		"out_pages", LOAD(sw->out_pages), "in_pages", LOAD(sw->in_pages),
 		"in_ranges", LOAD(sw->in_ranges), "refaults_10s", LOAD(sw->refaults),

@@ -64,7 +64,10 @@
  * (devices/legacy/serial8250.c: vCPU threads and console input; under it only a
  * pipe write and KVM_IRQ_LINE) are leaves: nothing else is taken under
  * them. The fault thread takes mem_lock (populate) and
- * mig.lock (write-protect faults), never both. Allocating a 2 MiB block may
+ * mig.lock (write-protect faults), never both. The swap thread (swap.c)
+ * takes no lock at all: a swap-out under mem_lock waits in mremap() for
+ * it to read the remap event. swap_balance, on the assembler's thread,
+ * takes mem_lock as a fault does. Allocating a 2 MiB block may
  * compact, which calls back into VMs: vm_assemble_range allocates before it
  * takes mem_lock.
  */
@@ -247,6 +250,7 @@ struct vm_swap {
 	int stop;		/* eventfd that ends the swap thread */
 	pthread_t thread;
 	bool running;
+	bool opened;		/* swap_init ran: the descriptors are ours (-1 or open) */
 	uint64_t hand;		/* the reclaim clock: next 2 MiB range it looks at */
 	uint64_t out_ranges;	/* 2 MiB ranges written out */
 	uint64_t out_pages;	/* pages written out */

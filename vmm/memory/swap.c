@@ -541,15 +541,20 @@ int swap_init(struct vm *vm, char *err, size_t errlen)
 	int ret;
 
 	vm->swap.fd = vm->swap.uffd = vm->swap.stop = vm->swap.pipe[0] = vm->swap.pipe[1] = -1;
+	vm->swap.opened = true;
 	for (unsigned int i = 0; i < vm->nr_regions; i++) {
 		vm->regions[i].referenced = calloc((vm->regions[i].size >> MM_PAGEBLOCK_SHIFT) + 1, 1);
 		if (!vm->regions[i].referenced)
 			return -ENOMEM;
 	}
-	/* an own pool that lends no more than it holds never needs it */
+	/* a pool that lends no more than it holds never needs it: the file goes */
 	if (!vm->cfg.swap_dir[0] || vm->cfg.swap_fd < 0 || vm->cfg.ram != VM_RAM_POOL ||
-	    (!strcmp(vm->cfg.swap_dir, "auto") && !pool_overcommitted(vm->pool)))
+	    (!strcmp(vm->cfg.swap_dir, "auto") && !pool_overcommitted(vm->pool))) {
+		if (vm->cfg.swap_dir[0] && vm->cfg.swap_fd >= 0)
+			close(vm->cfg.swap_fd);
+		vm->cfg.swap_fd = -1;
 		return 0;
+	}
 	if (!vm->mig.wp_supported) {
 		snprintf(err, errlen, "swap needs userfaultfd write-protect on shared memory"
 			 " (Linux 5.19 or later)");
@@ -570,8 +575,9 @@ int swap_init(struct vm *vm, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	vm->swap.running = true;
-	vm->swap.fd = dup(vm->cfg.swap_fd);
-	return vm->swap.fd < 0 ? -errno : 0;
+	vm->swap.fd = vm->cfg.swap_fd;
+	vm->cfg.swap_fd = -1;
+	return 0;
 }
 
 void swap_destroy(struct vm *vm)
@@ -587,7 +593,8 @@ void swap_destroy(struct vm *vm)
 	int *fds[] = { &vm->swap.fd, &vm->swap.uffd, &vm->swap.pipe[0], &vm->swap.pipe[1],
 		       &vm->swap.stop };
 
-	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+	/* a VM built without swap_init (a fuzzer's) has zeros there, not descriptors */
+	for (size_t i = 0; vm->swap.opened && i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (*fds[i] >= 0)
 			close(*fds[i]);
 	vm->swap.fd = vm->swap.uffd = vm->swap.pipe[0] = vm->swap.pipe[1] = vm->swap.stop = -1;

@@ -22,14 +22,15 @@ __must_check int swap_file_open(struct vm_config *cfg, char *err, size_t errlen)
  * The swap file (unlinked: it dies with the process, SIGKILL included) in
  * vm->cfg.swap_dir, the per-page bookkeeping and the thread that reads
  * the second userfaultfd, for a VM whose pool is overcommitted or that
- * named a directory. Nothing when swap is off ("" dir, no file).
+ * named a directory; the VM owns cfg.swap_fd from here on (closed now when
+ * it does not swap). Nothing when swap is off ("" dir, no file).
  */
 __must_check int swap_init(struct vm *vm, char *err, size_t errlen);
 void swap_destroy(struct vm *vm);
 
 static inline bool swap_enabled(const struct vm *vm)
 {
-	return vm->swap.fd >= 0;
+	return vm->swap.opened && vm->swap.fd >= 0;
 }
 
 /* mem_lock held: whether guest page @idx of @r lives in the swap file. */
