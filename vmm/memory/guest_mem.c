@@ -545,12 +545,26 @@ static void handle_fault(struct vm *vm, const struct uffd_msg *msg, bool swapped
 }
 
 /* A fault the swap thread passed on (it arrives whole: the pipe is atomic for it). */
-static void take_forwarded(struct vm *vm)
+static void take_forwarded(void *opaque, const struct pollfd *pfd)
 {
+	struct vm *vm = opaque;
 	struct uffd_msg msg;
 
-	if (read(swap_forward_fd(vm), &msg, sizeof(msg)) == sizeof(msg))
+	if ((pfd[2].revents & POLLIN) &&
+	    read(swap_forward_fd(vm), &msg, sizeof(msg)) == sizeof(msg))
 		handle_fault(vm, &msg, true);
+}
+
+static void fault_msg(void *opaque, const struct uffd_msg *msg)
+{
+	if (msg->event == UFFD_EVENT_PAGEFAULT)
+		handle_fault(opaque, msg, false);
+}
+
+/* The queue was empty when the read began: what write-protect stalls are timed from. */
+static void fault_queue_empty(void *opaque, uint64_t began_ns)
+{
+	migrate_fault_queue_empty(opaque, began_ns);
 }
 
 static void *uffd_thread_fn(void *arg)
@@ -563,31 +577,9 @@ static void *uffd_thread_fn(void *arg)
 	};
 
 	pthread_setname_np(pthread_self(), "gpmm-fault");
-
-	for (;;) {
-		struct uffd_msg msg[16];
-		uint64_t before = vm_now_ns();
-		ssize_t n = read(vm->uffd, msg, sizeof(msg));
-
-		if (n < 0 && errno == EAGAIN) {
-			/* the queue was empty when this read began */
-			migrate_fault_queue_empty(vm, before);
-			if (poll(pfd, 3, -1) < 0 && errno != EINTR)
-				break;
-			if (pfd[1].revents)
-				break;
-			if (pfd[2].revents & POLLIN)
-				take_forwarded(vm);
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		for (size_t i = 0; i < (size_t)n / sizeof(msg[0]); i++)
-			if (msg[i].event == UFFD_EVENT_PAGEFAULT)
-				handle_fault(vm, &msg[i], false);
-	}
+	uffd_read_loop(&(struct uffd_reader){ .pfd = pfd, .nfd = 3, .msg = fault_msg,
+		       .empty = fault_queue_empty, .ready = take_forwarded, .now = vm_now_ns,
+		       .opaque = vm });
 	return NULL;
 }
 
@@ -718,6 +710,14 @@ static void release_frame(struct vm *vm, uint32_t frame, unsigned int order)
 	gmem_free_frame(vm, NULL, frame, order);
 }
 
+void gmem_free_maps(void **const maps[], size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(*maps[i]);
+		*maps[i] = NULL;
+	}
+}
+
 void gmem_destroy(struct vm *vm)
 {
 	bool released;
@@ -748,14 +748,8 @@ void gmem_destroy(struct vm *vm)
 			else if (!(idx & (MM_PAGEBLOCK_PAGES - 1)))
 				release_frame(vm, frame, MM_PAGEBLOCK_ORDER);
 		}
-		free(r->backing);
-		free(r->huge);
-		free(r->populated);
-		free(r->given_back);
-		r->backing = NULL;
-		r->huge = NULL;
-		r->populated = NULL;
-		r->given_back = NULL;
+		gmem_free_maps((void **[]){ (void **)&r->backing, (void **)&r->huge,
+					    (void **)&r->populated, (void **)&r->given_back }, 4);
 	}
 	swap_destroy(vm);
 	__atomic_store_n(&vm->stats.populated_pages, 0, __ATOMIC_RELAXED);

@@ -69,6 +69,8 @@ __must_check int gmem_init(struct vm *vm, char *err, size_t errlen);
  * (tests/fuzz/fake_vm.c fuzzes the devices over it).
  */
 __must_check int gmem_reserve(struct vm *vm, char *err, size_t errlen);
+/* Free each of @n per-region maps and leave NULL behind. */
+void gmem_free_maps(void **const maps[], size_t n);
 /* Unmaps the windows and returns every frame to the pool. */
 void gmem_destroy(struct vm *vm);
 __must_check int gmem_prefault(struct vm *vm, char *err, size_t errlen);

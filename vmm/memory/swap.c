@@ -473,6 +473,15 @@ void swap_wake(struct vm *vm, uint64_t addr, uint64_t len)
  * fault thread through the pipe (each faulting thread waits for its one
  * message, so the pipe never fills).
  */
+static void pass_on(void *opaque, const struct uffd_msg *msg)
+{
+	struct vm *vm = opaque;
+
+	if (msg->event == UFFD_EVENT_PAGEFAULT &&
+	    write(vm->swap.pipe[1], msg, sizeof(*msg)) != sizeof(*msg))
+		count(&vm->swap.errors, 1);
+}
+
 static void *swap_thread_fn(void *arg)
 {
 	struct vm *vm = arg;
@@ -482,26 +491,8 @@ static void *swap_thread_fn(void *arg)
 	};
 
 	pthread_setname_np(pthread_self(), "gpmm-swap");
-	for (;;) {
-		struct uffd_msg msg[16];
-		ssize_t n = read(vm->swap.uffd, msg, sizeof(msg));
-
-		if (n < 0 && errno == EAGAIN) {
-			if (poll(pfd, 2, -1) < 0 && errno != EINTR)
-				break;
-			if (pfd[1].revents)
-				break;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		for (size_t i = 0; i < (size_t)n / sizeof(msg[0]); i++)
-			if (msg[i].event == UFFD_EVENT_PAGEFAULT &&
-			    write(vm->swap.pipe[1], &msg[i], sizeof(msg[i])) != sizeof(msg[i]))
-				count(&vm->swap.errors, 1);
-	}
+	uffd_read_loop(&(struct uffd_reader){ .pfd = pfd, .nfd = 2, .msg = pass_on,
+		       .now = vm_now_ns, .opaque = vm });
 	return NULL;
 }
 
@@ -601,13 +592,7 @@ void swap_destroy(struct vm *vm)
 	for (unsigned int i = 0; i < vm->nr_regions; i++) {
 		struct vm_region *r = &vm->regions[i];
 
-		free(r->swapped);
-		free(r->swapped_n);
-		free(r->swap_out_s);
-		free(r->referenced);
-		r->swapped = NULL;
-		r->swapped_n = NULL;
-		r->swap_out_s = NULL;
-		r->referenced = NULL;
+		gmem_free_maps((void **[]){ (void **)&r->swapped, (void **)&r->swapped_n,
+					    (void **)&r->swap_out_s, (void **)&r->referenced }, 4);
 	}
 }

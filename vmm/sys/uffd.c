@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -81,4 +82,31 @@ void uffd_explain(int err, char *buf, size_t len)
 			 strerror(-err), UFFD_DEVICE);
 	else
 		snprintf(buf, len, "userfaultfd: %s", strerror(-err));
+}
+
+void uffd_read_loop(const struct uffd_reader *r)
+{
+	for (;;) {
+		struct uffd_msg msg[16];
+		uint64_t before = r->now();
+		ssize_t n = read(r->pfd[0].fd, msg, sizeof(msg));
+
+		if (n < 0 && errno == EAGAIN) {
+			if (r->empty)
+				r->empty(r->opaque, before);
+			if (poll(r->pfd, r->nfd, -1) < 0 && errno != EINTR)
+				break;
+			if (r->pfd[1].revents)
+				break;
+			if (r->ready)
+				r->ready(r->opaque, r->pfd);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		for (size_t i = 0; i < (size_t)n / sizeof(msg[0]); i++)
+			r->msg(r->opaque, &msg[i]);
+	}
 }

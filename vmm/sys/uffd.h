@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "vmm/core/compiler.h"
 
@@ -20,5 +21,27 @@ __must_check int uffd_create(int flags);
 bool uffd_via_device(void);
 /* Why uffd_create() failed with @err, as a sentence for the operator. */
 void uffd_explain(int err, char *buf, size_t len);
+
+struct pollfd;
+struct uffd_msg;
+
+/*
+ * A thread that reads a userfaultfd (O_NONBLOCK) until told to stop:
+ * pfd[0] is the userfaultfd, pfd[1] the stop eventfd, any more are the
+ * caller's. Each message goes to @msg; when a read finds the queue empty
+ * (it began at @now()), @empty is told so, then all of pfd is polled and
+ * @ready sees which of the caller's were ready. @empty, @ready may be NULL.
+ */
+struct uffd_reader {
+	struct pollfd *pfd;
+	unsigned int nfd;
+	void (*msg)(void *opaque, const struct uffd_msg *m);
+	void (*empty)(void *opaque, uint64_t began_ns);
+	void (*ready)(void *opaque, const struct pollfd *pfd);
+	uint64_t (*now)(void);
+	void *opaque;
+};
+
+void uffd_read_loop(const struct uffd_reader *r);
 
 #endif
