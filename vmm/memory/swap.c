@@ -341,11 +341,10 @@ static int __swap_out_range(struct vm *vm, struct vm_region *r, uint64_t range)
 	if (ret)
 		return ret;
 	ret = write_range(vm, r, idx0, block);
-	if (ret)
+	if (ret) {
+		/* nothing was remapped: the guest keeps its pages as they were */
 		count(&vm->swap.errors, 1);
-	else
-		ret = arm_swapped(vm, hva, MM_PAGEBLOCK_SIZE);
-	if (ret == -EMFILE || (ret && ret != -EBUSY && ret != -ENOSPC && ret != -EIO)) {
+	} else if ((ret = arm_swapped(vm, hva, MM_PAGEBLOCK_SIZE))) {
 		/* mremap may have unmapped the old mappings: put them back */
 		if (!block || gmem_map(vm, hva, r->backing[idx0], MM_PAGEBLOCK_SIZE))
 			for (uint64_t i = idx0; i < idx0 + MM_PAGEBLOCK_PAGES; i++)
@@ -458,13 +457,6 @@ void swap_balance(struct vm *vm)
 		backed = vm_populated_pages(vm);
 		st.free_pageblocks += block && backed < before;
 	}
-}
-
-void swap_wake(struct vm *vm, uint64_t addr, uint64_t len)
-{
-	struct uffdio_range range = { .start = addr, .len = len };
-
-	ioctl(vm->swap.uffd, UFFDIO_WAKE, &range);
 }
 
 /*

@@ -67,12 +67,6 @@ __must_check int __swap_reclaim(struct vm *vm, const struct vm_region *keep_r,
 /* Background reclaim while the pool is short (the assembler's thread calls it). */
 void swap_balance(struct vm *vm);
 
-/*
- * A guest page fault that reached the swap userfaultfd: the fault
- * thread resolves it like one of its own (guest_mem.c), then wakes it
- * here.
- */
-void swap_wake(struct vm *vm, uint64_t addr, uint64_t len);
 /* The fault thread polls this descriptor: faults the swap thread passed on. */
 static inline int swap_forward_fd(const struct vm *vm)
 {
