@@ -85,6 +85,7 @@ VMM_SRCS   := vmm/memory/pool_own.c \
               vmm/memory/guest_access.c \
               vmm/memory/page_move.c \
               vmm/memory/swap.c \
+              vmm/memory/pressure.c \
               vmm/memory/huge_backing.c \
               vmm/memory/assembler.c \
               vmm/control/report.c \

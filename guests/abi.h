@@ -112,4 +112,12 @@
 #define GPMM_CHECKPOINT_FIRSTTOUCH	2
 #define GPMM_FIRSTTOUCH_BASE	0x200000ULL
 
+/*
+ * hotcold: after GPMM_HOTCOLD_CHECK_PASS passes over its hot set vCPU 0
+ * outs GPMM_CHECKPOINT_HOTCOLD (the host reads its reclaim counts, before
+ * the guest reads its cold set back), then checks the cold set.
+ */
+#define GPMM_CHECKPOINT_HOTCOLD		3
+#define GPMM_HOTCOLD_CHECK_PASS		64
+
 #endif

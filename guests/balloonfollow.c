@@ -21,12 +21,15 @@ static uint64_t top_pfn, held, max_held, stats_sent;
 
 static void send_stats(void)
 {
-	struct vseg s = { (uintptr_t)stats, 2 * sizeof(*stats), 0 };
+	struct vseg s = { (uintptr_t)stats, 3 * sizeof(*stats), 0 };
 
 	stats[0].tag = VIRTIO_BALLOON_S_MEMTOT;
 	stats[0].val = (top_pfn + 1) << 12;
 	stats[1].tag = VIRTIO_BALLOON_S_MEMFREE;
 	stats[1].val = ++stats_sent;
+	/* what it could still give: the host's pressure asks no more */
+	stats[2].tag = VIRTIO_BALLOON_S_AVAIL;
+	stats[2].val = (max_held - held) << 12;
 	vq_post(&statsq, &s, 1);
 }
 

@@ -176,6 +176,7 @@ struct virtio_net_hdr {
  * does not offer, inflate 0, deflate 1, stats 2, reporting 3.
  */
 #define VIRTIO_BALLOON_F_STATS_VQ	1
+#define VIRTIO_BALLOON_F_DEFLATE_ON_OOM	2
 #define VIRTIO_BALLOON_F_REPORTING	5
 
 #define VIRTIO_BALLOON_PFN_SHIFT	12	/* PFNs are 4 KiB, whatever the guest's page */

@@ -522,7 +522,12 @@ static void balloon_exit(struct machine *m, void *priv)
 
 static int balloon_init(struct machine *m, void **priv)
 {
-	uint64_t features = (1ULL << VIRTIO_BALLOON_F_STATS_VQ);
+	/*
+	 * deflate-on-OOM: a guest the pool's pressure (or an operator) asked
+	 * too much of takes pages back before its OOM killer picks a victim
+	 */
+	uint64_t features = (1ULL << VIRTIO_BALLOON_F_STATS_VQ) |
+			    (1ULL << VIRTIO_BALLOON_F_DEFLATE_ON_OOM);
 	struct virtio_balloon *b;
 	int ret;
 

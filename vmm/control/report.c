@@ -272,6 +272,7 @@ static json_t *balloon_json(struct vm *vm)
 static json_t *memory_json(struct vm *vm)
 {
 	const struct vm_swap *sw = &vm->swap;
+	const struct vm_pressure *pr = &vm->pressure;
 	uint64_t cold = 0;
 
 	pthread_mutex_lock(&vm->mem_lock);
@@ -279,20 +280,25 @@ static json_t *memory_json(struct vm *vm)
 		const struct vm_region *r = &vm->regions[i];
 
 		for (uint64_t g = 0; r->referenced && g < r->size >> MM_PAGEBLOCK_SHIFT; g++)
-			cold += r->referenced[g] ? 0 : r->populated[g];
+			cold += r->referenced[g] & RANGE_SEEN ? 0 : r->populated[g];
 	}
 	pthread_mutex_unlock(&vm->mem_lock);
-	return json_pack("{s:I, s:I, s:I, s:I, s:b, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
+	return json_pack("{s:I, s:I, s:I, s:I, s:b, s:{s:I, s:I, s:I}, "
+			 "s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
 		"promised_bytes", (json_int_t)vm->admitted,
 		"used_bytes", (json_int_t)(vm_populated_pages(vm) << MM_PAGE_SHIFT),
 		"reclaimable_bytes", (json_int_t)(cold << MM_PAGE_SHIFT),
 		"swapped_bytes", (json_int_t)(LOAD(sw->pages_now) << MM_PAGE_SHIFT),
 		"swap_on", swap_enabled(vm),
+		"balloon_pressure", "taken_bytes", LOAD(pr->taken_bytes),
+		"steps", LOAD(pr->balloon_steps), "relaxes", LOAD(pr->balloon_relaxes),
 		"swap", "out_ranges", LOAD(sw->out_ranges), "out_blocks", LOAD(sw->out_blocks),
-		"out_pages", LOAD(sw->out_pages), "in_pages", LOAD(sw->in_pages),
+		"out_pages", LOAD(sw->out_pages), "zero_pages", LOAD(sw->zero_pages),
+		"in_pages", LOAD(sw->in_pages),
 		"in_ranges", LOAD(sw->in_ranges), "refaults_10s", LOAD(sw->refaults),
 		"reclaim_failed", LOAD(sw->reclaim_failed), "errors", LOAD(sw->errors),
-		"background_ranges", LOAD(sw->background), "fault_waits", LOAD(sw->waits));
+		"background_ranges", LOAD(sw->background), "fault_waits", LOAD(sw->waits),
+		"armed_ranges", LOAD(sw->armed), "armed_written", LOAD(sw->sample_hits));
 }
 
 /* Each virtio device, and how often its driver broke the rules. */
@@ -784,21 +790,26 @@ static void print_placement_text(json_t *v, FILE *f)
 static void print_memory_text(json_t *v, FILE *f)
 {
 	json_t *m = json_object_get(v, "memory"), *s = json_object_get(m, "swap");
+	json_t *bp = json_object_get(m, "balloon_pressure");
 
 	if (!m)
 		return;
 	fprintf(f, "  memory: %.1f MiB promised, %.1f MiB backed (%.1f MiB cold by the reclaim "
-		"clock), %.1f MiB swapped out", mib(m, "promised_bytes"), mib(m, "used_bytes"),
-		mib(m, "reclaimable_bytes"), mib(m, "swapped_bytes"));
+		"clock), %.1f MiB swapped out; balloon pressure holds %.1f MiB (%lld asks, %lld "
+		"given back)", mib(m, "promised_bytes"), mib(m, "used_bytes"),
+		mib(m, "reclaimable_bytes"), mib(m, "swapped_bytes"), mib(bp, "taken_bytes"),
+		num(bp, "steps"), num(bp, "relaxes"));
 	if (!json_is_true(json_object_get(m, "swap_on"))) {
 		fputs("; swap off\n", f);
 		return;
 	}
 	fprintf(f, "; swap: %lld ranges out (%lld whole 2 MiB blocks; %lld in the background, the "
-		"rest at a fault), %lld pages out, %lld back (%lld ranges whole), %lld back within "
-		"10 s, %lld reclaims found nothing, %lld file errors\n", num(s, "out_ranges"),
-		num(s, "out_blocks"), num(s, "background_ranges"), num(s, "out_pages"),
-		num(s, "in_pages"), num(s, "in_ranges"), num(s, "refaults_10s"),
+		"rest at a fault), %lld pages out (%lld zero, no write), %lld back (%lld ranges "
+		"whole), %lld back within 10 s, %lld ranges write-protected by the clock (%lld found "
+		"written), %lld reclaims found nothing, %lld file errors\n",
+		num(s, "out_ranges"), num(s, "out_blocks"), num(s, "background_ranges"),
+		num(s, "out_pages"), num(s, "zero_pages"), num(s, "in_pages"), num(s, "in_ranges"),
+		num(s, "refaults_10s"), num(s, "armed_ranges"), num(s, "armed_written"),
 		num(s, "reclaim_failed"), num(s, "errors"));
 }
 

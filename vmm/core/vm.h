@@ -66,8 +66,10 @@
  * them. The fault thread takes mem_lock (populate) and
  * mig.lock (write-protect faults), never both. The swap thread (swap.c)
  * takes no lock at all: a swap-out under mem_lock waits in mremap() for
- * it to read the remap event. swap_balance, on the assembler's thread,
- * takes mem_lock as a fault does. Allocating a 2 MiB block may
+ * it to read the remap event. pressure_balance, on the assembler's thread,
+ * takes mem_lock as a fault does, and the balloon's dev->lock (its
+ * target) under assembler.lock: nothing takes assembler.lock under a
+ * device's lock. Allocating a 2 MiB block may
  * compact, which calls back into VMs: vm_assemble_range allocates before it
  * takes mem_lock.
  */
@@ -175,8 +177,13 @@ struct vm_region {
 	uint64_t *swapped;	/* bit per guest page: its contents are in the swap file */
 	uint16_t *swapped_n;	/* per 2 MiB range: pages of it in the swap file */
 	uint32_t *swap_out_s;	/* per 2 MiB range: when it last went out, s since create */
-	uint8_t *referenced;	/* per 2 MiB range: touched since the clock last passed */
+	uint8_t *referenced;	/* per 2 MiB range: RANGE_SEEN, RANGE_ARMED (swap.c's clock) */
+	uint32_t *armed_at;	/* per 2 MiB range: when the clock armed it, ms since create */
+	uint32_t *touched_at;	/* per 2 MiB range: vm_swap.touches at its last touch */
 };
+
+#define RANGE_SEEN	1	/* faulted in or written since the clock's hand passed */
+#define RANGE_ARMED	2	/* write-protected by the clock: a write sets RANGE_SEEN */
 
 #define VM_STALL_SAMPLES	65536
 
@@ -252,18 +259,34 @@ struct vm_swap {
 	bool running;
 	bool opened;		/* swap_init ran: the descriptors are ours (-1 or open) */
 	uint64_t hand;		/* the reclaim clock: next 2 MiB range it looks at */
+	uint32_t touches;	/* ranges touched so far: the order of the last touches */
+	uint32_t aged_ms;	/* when __swap_age last moved the hand, ms since create */
 	uint64_t out_ranges;	/* 2 MiB ranges written out */
 	uint64_t out_pages;	/* pages written out */
+	uint64_t zero_pages;	/* of those, all zeros: a hole in the file, no write */
+	uint64_t armed;		/* ranges the clock write-protected to see writes */
+	uint64_t sample_hits;	/* of those, written before the hand came back: hot */
 	uint64_t out_blocks;	/* of the ranges, backed by one 2 MiB block: a pageblock freed whole */
 	uint64_t in_pages;	/* pages read back */
 	uint64_t in_ranges;	/* ranges read back whole into one 2 MiB block */
 	uint64_t refaults;	/* pages read back within 10 s of going out */
 	uint64_t pages_now;	/* pages in the file now */
 	uint64_t reclaim_failed;	/* reclaims that found nothing to write out */
-	uint64_t background;	/* ranges sent out by swap_balance, not by a fault */
+	uint64_t background;	/* ranges sent out by pressure_balance, not by a fault */
 	uint64_t waits;		/* 20 ms waits of a fault for others to give memory back */
-	uint64_t balance_ns;	/* when swap_balance last looked */
 	uint64_t errors;	/* swap file reads or writes that failed */
+};
+
+/*
+ * The pool's watermarks at work in this VM (pressure.c): the assembler's
+ * thread alone writes them; counts are read atomically.
+ */
+struct vm_pressure {
+	uint64_t balance_ns;	/* when pressure_balance last looked */
+	uint64_t asked_ns;	/* when it last asked the balloon for more */
+	uint64_t taken_bytes;	/* balloon target pressure holds back now */
+	uint64_t balloon_steps;	/* times it asked the balloon for more */
+	uint64_t balloon_relaxes;	/* times it gave some back */
 };
 
 struct vcpu;
@@ -337,6 +360,7 @@ struct vm {
 	struct vm_migstats migstats;
 	struct vm_discard_stats discard;	/* under mem_lock; read atomically */
 	struct vm_swap swap;
+	struct vm_pressure pressure;
 	uint64_t assemble_budget_ns;	/* rate limit bookkeeping */
 };
 

@@ -18,7 +18,7 @@
 #include "vmm/memory/assembler.h"
 #include "vmm/memory/guest_mem.h"
 #include "vmm/memory/huge_backing.h"
-#include "vmm/memory/swap.h"
+#include "vmm/memory/pressure.h"
 
 #define MAX_VMS		256
 #define NSEC_PER_SEC	1000000000ULL
@@ -123,7 +123,7 @@ static void *assembler_fn(void *arg)
 
 			if (vm_is_stopping(vm))
 				continue;
-			swap_balance(vm);
+			pressure_balance(vm);
 			if (!vm->cfg.huge)
 				continue;
 			spend(vm, pass_budget(vm, assembler_refill(&vm->assemble_budget_ns,

@@ -162,8 +162,7 @@ static void account_page(struct vm *vm, struct vm_region *r, uint64_t idx, long 
 	r->backing[idx] = (uint32_t)frame;
 	vm->pool->gpa_of[frame] = r->gpa + (idx << MM_PAGE_SHIFT) + 1;
 	__atomic_add_fetch(&vm->stats.populated_pages, 1, __ATOMIC_RELAXED);
-	if (r->referenced)
-		r->referenced[idx >> MM_PAGEBLOCK_ORDER] = 1;
+	gmem_range_seen(vm, r, idx >> MM_PAGEBLOCK_ORDER);
 	/* the guest wants all of a range it once gave back: fill may take it again */
 	if (++r->populated[idx >> MM_PAGEBLOCK_ORDER] == MM_PAGEBLOCK_PAGES)
 		r->given_back[idx >> MM_PAGEBLOCK_ORDER] = 0;
@@ -467,7 +466,7 @@ int gmem_prefault(struct vm *vm, char *err, size_t errlen)
 #define GMEM_RECLAIM_TRIES	64
 /*
  * A VM with nothing of its own left to send out waits for the others'
- * background reclaim (swap_balance, once a second each): 30 s at most.
+ * background reclaim (pressure_balance, once a second each): 30 s at most.
  */
 #define GMEM_WAIT_US		20000
 #define GMEM_WAIT_TRIES		1500
@@ -507,7 +506,8 @@ static void handle_fault(struct vm *vm, const struct uffd_msg *msg, bool swapped
 	int uffd = swapped ? vm->swap.uffd : vm->uffd;
 
 	if (!swapped && (msg->arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP)) {
-		migrate_wp_fault(vm, addr);
+		if (migrate_in_window(vm, addr) || !r || !swap_wp_fault(vm, r, addr))
+			migrate_wp_fault(vm, addr);
 		return;
 	}
 	struct uffdio_range range = { .start = addr, .len = MM_PAGE_SIZE };
@@ -528,6 +528,8 @@ static void handle_fault(struct vm *vm, const struct uffd_msg *msg, bool swapped
 			pthread_mutex_lock(&vm->mem_lock);
 			ret = __gmem_fault_in(vm, r, idx);
 		}
+		if (!ret)
+			__swap_age(vm);
 		pthread_mutex_unlock(&vm->mem_lock);
 	}
 	if (ret) {

@@ -46,6 +46,19 @@ static inline uint64_t vm_populated_pages(struct vm *vm)
 	return __atomic_load_n(&vm->stats.populated_pages, __ATOMIC_RELAXED);
 }
 
+/*
+ * mem_lock held: @range of @r was touched, or mapped anew (which drops a
+ * write-protection the reclaim clock set: its writes would go unseen);
+ * the touch order is what the clock's last resort goes by.
+ */
+static inline void gmem_range_seen(struct vm *vm, struct vm_region *r, uint64_t range)
+{
+	if (r->referenced)
+		r->referenced[range] |= RANGE_SEEN;
+	if (r->touched_at)
+		r->touched_at[range] = ++vm->swap.touches;
+}
+
 
 /*
  * The guest gave [@gpa, @gpa + @len) back (balloon, free page reporting):

@@ -164,6 +164,7 @@ static int __assemble(struct vm *vm, struct vm_region *r, uint64_t idx0,
 		gmem_free_frame(vm, NULL, old[i], 0);
 	}
 	r->huge[idx0 / MM_PAGEBLOCK_PAGES] = RANGE_BLOCK;
+	gmem_range_seen(vm, r, idx0 / MM_PAGEBLOCK_PAGES);
 	return 0;
 }
 

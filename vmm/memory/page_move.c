@@ -117,7 +117,8 @@ static void window_priority(uint64_t len, bool high)
  * the range of one UFFDIO_WRITEPROTECT inside a single VMA and answers
  * ENOENT otherwise; a range whose 4 KiB pages sit on scattered frames is
  * one VMA a page. Then it goes page by page, and a failure midway undoes
- * what was done, so that no page stays protected with nobody to wake it.
+ * what was done, so that no page stays protected with nobody to wake it;
+ * lifting skips pages that are not registered (mapped anew since).
  */
 static int uffd_wp_range(int uffd, uint64_t start, uint64_t len, bool wp)
 {
@@ -132,7 +133,8 @@ static int uffd_wp_range(int uffd, uint64_t start, uint64_t len, bool wp)
 		return -errno;
 	for (off = 0; off < len; off += MM_PAGE_SIZE) {
 		arg.range = (struct uffdio_range){ start + off, MM_PAGE_SIZE };
-		if (ioctl(uffd, UFFDIO_WRITEPROTECT, &arg) < 0)
+		/* lifting: a page mapped anew since (not registered) has nothing to lift */
+		if (ioctl(uffd, UFFDIO_WRITEPROTECT, &arg) < 0 && (wp || errno != ENOENT))
 			break;
 	}
 	if (off == len)
@@ -144,12 +146,43 @@ static int uffd_wp_range(int uffd, uint64_t start, uint64_t len, bool wp)
 	return ret;
 }
 
-int migrate_window_open(struct vm *vm, uint64_t start, uint64_t len)
+/* Register [start, start + len) (backed pages) for write-protect faults and protect it. */
+static int protect(struct vm *vm, uint64_t start, uint64_t len)
 {
 	struct uffdio_register reg = {
 		.range = { start, len }, .mode = UFFDIO_REGISTER_MODE_WP,
 	};
-	int ret = 0;
+
+	if (ioctl(vm->uffd, UFFDIO_REGISTER, &reg) < 0)
+		return -errno;
+	return uffd_wp_range(vm->uffd, start, len, true);
+}
+
+bool migrate_in_window(struct vm *vm, uint64_t addr)
+{
+	bool in;
+
+	pthread_mutex_lock(&vm->mig.lock);
+	in = vm->mig.len && addr >= vm->mig.start && addr - vm->mig.start < vm->mig.len;
+	pthread_mutex_unlock(&vm->mig.lock);
+	return in;
+}
+
+int migrate_protect(struct vm *vm, uint64_t start, uint64_t len)
+{
+	if (!vm->mig.wp_supported || vm->mig.unsafe_no_wp)
+		return -EOPNOTSUPP;
+	return protect(vm, start, len);
+}
+
+int migrate_unprotect(struct vm *vm, uint64_t start, uint64_t len)
+{
+	return uffd_wp_range(vm->uffd, start, len, false);
+}
+
+int migrate_window_open(struct vm *vm, uint64_t start, uint64_t len)
+{
+	int ret;
 
 	if (!vm->mig.wp_supported)
 		return -EOPNOTSUPP;
@@ -163,10 +196,7 @@ int migrate_window_open(struct vm *vm, uint64_t start, uint64_t len)
 	if (!vm->mig.first_open_ns)
 		vm->mig.first_open_ns = vm_now_ns();
 	pthread_mutex_unlock(&vm->mig.lock);
-	if (ioctl(vm->uffd, UFFDIO_REGISTER, &reg) < 0)
-		ret = -errno;
-	if (!ret)
-		ret = uffd_wp_range(vm->uffd, start, len, true);
+	ret = protect(vm, start, len);
 	if (ret) {
 		pthread_mutex_lock(&vm->mig.lock);
 		vm->mig.len = 0;

@@ -33,6 +33,15 @@ extern const struct mm_owner_ops vm_ram_owner_ops;
 __must_check int migrate_window_open(struct vm *vm, uint64_t start, uint64_t len);
 /* Wake the window's writers and record their stalls. */
 void migrate_window_close(struct vm *vm);
+/* Whether @addr is in the window open now. */
+bool migrate_in_window(struct vm *vm, uint64_t addr);
+/*
+ * Write-protect backed guest pages outside any window (mem_lock held),
+ * for the reclaim clock's sampling: a write faults to the fault thread,
+ * which lifts it. -EOPNOTSUPP where the host has no write-protect faults.
+ */
+__must_check int migrate_protect(struct vm *vm, uint64_t start, uint64_t len);
+__must_check int migrate_unprotect(struct vm *vm, uint64_t start, uint64_t len);
 
 /* A writer hit a write-protected page at host address @addr. */
 void migrate_wp_fault(struct vm *vm, uint64_t addr);

@@ -103,6 +103,12 @@ static uint32_t now_s(const struct vm *vm)
 	return (uint32_t)((vm_now_ns() - vm->stats.create_ns) / 1000000000ULL) + 1;
 }
 
+/* ms since create: when the clock armed a range (wraps after 49 days: compared by difference) */
+static uint32_t now_ms(const struct vm *vm)
+{
+	return (uint32_t)((vm_now_ns() - vm->stats.create_ns) / 1000000ULL);
+}
+
 static void count(uint64_t *c, uint64_t n)
 {
 	__atomic_add_fetch(c, n, __ATOMIC_RELAXED);
@@ -165,11 +171,17 @@ static int write_full(int fd, struct iovec *iov, int n, uint64_t off)
 	return 0;
 }
 
-/* The file's copy of pages that came back is not needed: give the disk back. */
-static void punch(struct vm *vm, const struct vm_region *r, uint64_t idx, uint64_t n)
+/*
+ * A hole where @n pages of @r start at @idx: the file's copy of pages that
+ * came back is not needed (the disk goes back), and a zero page going out
+ * needs none. -errno: the file system keeps what it had there.
+ */
+static int punch(struct vm *vm, const struct vm_region *r, uint64_t idx, uint64_t n)
 {
-	fallocate(vm->swap.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-		  (off_t)file_off(vm, r, idx), (off_t)(n << MM_PAGE_SHIFT));
+	if (fallocate(vm->swap.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		      (off_t)file_off(vm, r, idx), (off_t)(n << MM_PAGE_SHIFT)))
+		return -errno;
+	return 0;
 }
 
 /* mem_lock held: @n pages of @range came back; a quick return says it was wrong. */
@@ -194,7 +206,7 @@ int __swap_read_page(struct vm *vm, const struct vm_region *r, uint64_t idx, voi
 void __swap_page_back(struct vm *vm, struct vm_region *r, uint64_t idx)
 {
 	mark(r, idx, false);
-	punch(vm, r, idx, 1);
+	(void)punch(vm, r, idx, 1);
 	came_back(vm, r, idx >> MM_PAGEBLOCK_ORDER, 1);
 }
 
@@ -220,7 +232,7 @@ void __swap_range_back(struct vm *vm, struct vm_region *r, uint64_t range)
 
 	for (uint64_t i = idx0; i < idx0 + MM_PAGEBLOCK_PAGES; i++)
 		mark(r, i, false);
-	punch(vm, r, idx0, MM_PAGEBLOCK_PAGES);
+	(void)punch(vm, r, idx0, MM_PAGEBLOCK_PAGES);
 	count(&vm->swap.in_ranges, 1);
 	came_back(vm, r, range, r->swapped_n[range]);
 }
@@ -249,28 +261,50 @@ static int arm_swapped(struct vm *vm, uint8_t *hva, uint64_t len)
 	return ret;
 }
 
-/* mem_lock held, writers held off: the backed pages of the range into the file. */
-static int write_range(struct vm *vm, struct vm_region *r, uint64_t idx0, bool block)
+/* A page of zeros needs no room in the file: a hole reads back as zeros. */
+static bool page_is_zero(const void *p)
+{
+	const uint64_t *w = p;
+
+	for (size_t i = 0; i < MM_PAGE_SIZE / sizeof(*w); i++)
+		if (w[i])
+			return false;
+	return true;
+}
+
+/*
+ * mem_lock held, writers held off: the backed pages of the range into the
+ * file, a write per run of pages with data. A run of zero pages becomes a
+ * hole instead (the cheapest reclaim: no I/O, no disk), or is written
+ * where the file cannot punch one; *@zero counts the pages that went so.
+ */
+static int write_range(struct vm *vm, struct vm_region *r, uint64_t idx0, uint64_t *zero)
 {
 	struct iovec iov[MM_PAGEBLOCK_PAGES];
 	uint64_t i = 0;
 
-	if (block) {
-		iov[0] = (struct iovec){ pool_frame_ptr(vm->pool, r->backing[idx0]),
-					 MM_PAGEBLOCK_SIZE };
-		return write_full(vm->swap.fd, iov, 1, file_off(vm, r, idx0));
-	}
 	while (i < MM_PAGEBLOCK_PAGES) {
+		uint64_t off = file_off(vm, r, idx0 + i);
+		bool z;
 		int n = 0, ret;
 
-		while (i + n < MM_PAGEBLOCK_PAGES && r->backing[idx0 + i + n] != NIL_FRAME) {
-			iov[n] = (struct iovec){ pool_frame_ptr(vm->pool, r->backing[idx0 + i + n]),
-						 MM_PAGE_SIZE };
-			n++;
+		if (r->backing[idx0 + i] == NIL_FRAME) {
+			i++;
+			continue;
 		}
-		if (n && (ret = write_full(vm->swap.fd, iov, n, file_off(vm, r, idx0 + i))))
+		z = page_is_zero(pool_frame_ptr(vm->pool, r->backing[idx0 + i]));
+		while (i + n < MM_PAGEBLOCK_PAGES && r->backing[idx0 + i + n] != NIL_FRAME) {
+			void *page = pool_frame_ptr(vm->pool, r->backing[idx0 + i + n]);
+
+			if (n && page_is_zero(page) != z)
+				break;
+			iov[n++] = (struct iovec){ page, MM_PAGE_SIZE };
+		}
+		if (z && !punch(vm, r, idx0 + i, (uint64_t)n))
+			*zero += (uint64_t)n;
+		else if ((ret = write_full(vm->swap.fd, iov, n, off)))
 			return ret;
-		i += n ? (uint64_t)n : 1;
+		i += (uint64_t)n;
 	}
 	return 0;
 }
@@ -296,6 +330,7 @@ static void __range_gone(struct vm *vm, struct vm_region *r, uint64_t range, boo
 	if (block)
 		gmem_free_frame(vm, NULL, first, MM_PAGEBLOCK_ORDER);
 	r->populated[range] = 0;
+	r->referenced[range] = 0;
 	r->huge[range] = RANGE_4K;
 	r->swapped_n[range] = (uint16_t)n;
 	r->swap_out_s[range] = now_s(vm);
@@ -331,6 +366,7 @@ static int __swap_out_range(struct vm *vm, struct vm_region *r, uint64_t range)
 	uint64_t idx0 = range << MM_PAGEBLOCK_ORDER;
 	uint8_t *hva = r->hva + (idx0 << MM_PAGE_SHIFT);
 	bool block = r->huge[range] != RANGE_4K;
+	uint64_t zero = 0;
 	int ret;
 
 	if (!r->populated[range] || r->swapped_n[range])
@@ -340,12 +376,17 @@ static int __swap_out_range(struct vm *vm, struct vm_region *r, uint64_t range)
 	ret = migrate_window_open(vm, (uintptr_t)hva, MM_PAGEBLOCK_SIZE);
 	if (ret)
 		return ret;
-	ret = write_range(vm, r, idx0, block);
-	if (ret) {
-		/* nothing was remapped: the guest keeps its pages as they were */
+	ret = write_range(vm, r, idx0, &zero);
+	if (ret)
 		count(&vm->swap.errors, 1);
-	} else if ((ret = arm_swapped(vm, hva, MM_PAGEBLOCK_SIZE))) {
-		/* mremap may have unmapped the old mappings: put them back */
+	else
+		ret = arm_swapped(vm, hva, MM_PAGEBLOCK_SIZE);
+	if (ret) {
+		/*
+		 * mremap may have unmapped the old mappings, and the window's
+		 * protection outlives it: mapped anew, the guest keeps its pages
+		 * as they were, writable
+		 */
 		if (!block || gmem_map(vm, hva, r->backing[idx0], MM_PAGEBLOCK_SIZE))
 			for (uint64_t i = idx0; i < idx0 + MM_PAGEBLOCK_PAGES; i++)
 				if (r->backing[i] != NIL_FRAME)
@@ -353,8 +394,10 @@ static int __swap_out_range(struct vm *vm, struct vm_region *r, uint64_t range)
 						      &r->backing[i], 1, ret);
 	}
 	migrate_window_close(vm);
-	if (!ret)
+	if (!ret) {
 		__range_gone(vm, r, range, block);
+		count(&vm->swap.zero_pages, zero);
+	}
 	return ret;
 }
 
@@ -382,15 +425,100 @@ static struct vm_region *range_at(struct vm *vm, uint64_t g, uint64_t *range)
 }
 
 /*
- * The clock: a range touched since the hand last passed it gets a second
- * chance (its referenced mark is cleared), the first one that was not
- * goes out. Two turns of the hand at most. @block: only a range backed by
- * one 2 MiB block, whose going frees a pageblock whole (lumpy reclaim).
+ * The clock sees writes, not only faults: a range the hand gives a second
+ * chance is write-protected (its backed pages registered for write-protect
+ * faults, outside any page move's window), and the first write to it says
+ * it is hot (swap_wp_fault). Dirty logging would do the same for KVM but
+ * forces 4 KiB EPT mappings on the whole VM; this costs the guest one fault
+ * per written range per turn of the hand, and the hand turns only while
+ * the pool is short. A range backed by one block loses its 2 MiB mapping
+ * while protected (protecting a PMD-mapped shmem page splits the mapping)
+ * and gets it back from that fault, which maps the block anew. Reads go
+ * unseen: a range only read looks cold, goes out, and its next read is a
+ * refault (counted). Where the host has no write-protect faults a range
+ * is marked cold, as if never touched since: faults alone decide.
  */
+static void __arm_range(struct vm *vm, struct vm_region *r, uint64_t range)
+{
+	uint64_t idx0 = range << MM_PAGEBLOCK_ORDER, i = 0;
+	bool armed = false;
+
+	r->referenced[range] = 0;
+	if (r->swapped_n[range])
+		return;
+	if (r->huge[range] != RANGE_4K) {
+		armed = !migrate_protect(vm, (uintptr_t)r->hva + (idx0 << MM_PAGE_SHIFT),
+					 MM_PAGEBLOCK_SIZE);
+	} else {
+		while (i < MM_PAGEBLOCK_PAGES) {
+			uint64_t n = 0;
+
+			while (i + n < MM_PAGEBLOCK_PAGES && r->backing[idx0 + i + n] != NIL_FRAME)
+				n++;
+			if (n && !migrate_protect(vm, (uintptr_t)r->hva +
+						  ((idx0 + i) << MM_PAGE_SHIFT), n << MM_PAGE_SHIFT))
+				armed = true;
+			i += n ? n : 1;
+		}
+	}
+	if (armed) {
+		r->referenced[range] = RANGE_ARMED;
+		r->armed_at[range] = now_ms(vm);
+		count(&vm->swap.armed, 1);
+	}
+}
+
+/*
+ * The fault thread: a write hit a protected page outside any window.
+ * When the clock protected its range, the range is hot: marked seen, its
+ * protection lifted (a block mapped anew, so it is 2 MiB mapped again),
+ * its writers woken; true. False: not the clock's (a window that closed
+ * since), for page_move.c to wake.
+ */
+bool swap_wp_fault(struct vm *vm, struct vm_region *r, uint64_t addr)
+{
+	uint64_t range = (addr - (uintptr_t)r->hva) >> MM_PAGEBLOCK_SHIFT;
+	uint64_t idx0 = range << MM_PAGEBLOCK_ORDER;
+	uint8_t *hva = r->hva + (idx0 << MM_PAGE_SHIFT);
+	struct uffdio_range wake = { (uintptr_t)hva, MM_PAGEBLOCK_SIZE };
+	bool ours;
+
+	pthread_mutex_lock(&vm->mem_lock);
+	ours = r->referenced && (r->referenced[range] & RANGE_ARMED);
+	if (ours) {
+		r->referenced[range] = 0;
+		gmem_range_seen(vm, r, range);
+		if ((r->huge[range] == RANGE_4K ||
+		     gmem_map(vm, hva, r->backing[idx0], MM_PAGEBLOCK_SIZE)) &&
+		    migrate_unprotect(vm, (uintptr_t)hva, MM_PAGEBLOCK_SIZE))
+			count(&vm->swap.errors, 1);
+		count(&vm->swap.sample_hits, 1);
+	}
+	pthread_mutex_unlock(&vm->mem_lock);
+	if (ours)
+		ioctl(vm->uffd, UFFDIO_WAKE, &wake);
+	return ours;
+}
+
+/*
+ * The clock: a range seen since the hand last passed it (faulted in,
+ * written: above) gets a second chance, the first one that was not goes
+ * out. A range armed less than SWAP_ARM_MIN_MS ago may not have had a
+ * chance to be written: a fault's reclaims come one after another while
+ * its vCPU waits, and a guest that just faulted a hot range in is often
+ * stuck on its next one. Those are passed over for two turns of the hand;
+ * when nothing else would do, the one touched longest ago goes (least
+ * recently used, by touch order). @block: only a range backed by one
+ * 2 MiB block, whose going frees a pageblock whole (lumpy reclaim).
+ */
+#define SWAP_ARM_MIN_MS		200
+
 int __swap_reclaim(struct vm *vm, const struct vm_region *keep_r, uint64_t keep_range,
 		   bool block)
 {
-	uint64_t total = total_ranges(vm);
+	uint64_t total = total_ranges(vm), lru_range = 0;
+	uint32_t now = now_ms(vm);
+	struct vm_region *lru = NULL;
 
 	if (!swap_enabled(vm) || !total)
 		return -ENOENT;
@@ -401,61 +529,56 @@ int __swap_reclaim(struct vm *vm, const struct vm_region *keep_r, uint64_t keep_
 		if (!r->populated[range] || (r == keep_r && range == keep_range) ||
 		    (block && r->huge[range] == RANGE_4K))
 			continue;
-		if (r->referenced[range]) {
-			r->referenced[range] = 0;
+		if (r->referenced[range] & RANGE_SEEN) {
+			__arm_range(vm, r, range);
+			continue;
+		}
+		if ((r->referenced[range] & RANGE_ARMED) &&
+		    now - r->armed_at[range] < SWAP_ARM_MIN_MS) {
+			if (!lru || r->touched_at[range] < lru->touched_at[lru_range]) {
+				lru = r;
+				lru_range = range;
+			}
 			continue;
 		}
 		if (!__swap_out_range(vm, r, range))
 			return 0;
 	}
+	if (lru && !__swap_out_range(vm, lru, lru_range))
+		return 0;
 	count(&vm->swap.reclaim_failed, 1);
 	return -ENOENT;
 }
 
 /*
- * Background reclaim, as kswapd does it: a pool that lends more than it
- * holds keeps a few pageblocks free (a pageblock is owned whole, so free
- * frames inside another VM's are no use): the low watermark, 1/16 of
- * them, at least 2, so that a VM's fault rarely has to wait for a
- * swap-out. Below it, each VM that
- * holds more than its share of the pool (its RAM over the ratio) sends
- * cold ranges out, those holding a block first, a few a second, until it
- * is back at its share or the pool above the watermark. A VM at or under
- * its share is never pushed by the others: it pays only for its own
- * faults. Called on the assembler's thread, at most once a second.
+ * Aging, ahead of need, as kswapd does between its watermarks: once a VM
+ * holds more than its share of an overcommitted pool, the hand moves a
+ * few ranges on now and then, arming the ones seen since it passed, so
+ * that when a range must go the clock already knows which were written
+ * since: a reclaim that had to arm everything at once would pick blind
+ * (the hottest range of all, the one a guest's kernel and stacks live in,
+ * looks no different from a cold one then). No range goes here. Called
+ * after a fault is resolved and on the pressure tick, at most every
+ * SWAP_AGE_MS.
  */
-#define SWAP_BALANCE_NS		1000000000ULL
-#define SWAP_BALANCE_RANGES	8
+#define SWAP_AGE_MS		50
+#define SWAP_AGE_RANGES		4
 
-void swap_balance(struct vm *vm)
+void __swap_age(struct vm *vm)
 {
-	uint64_t now = vm_now_ns(), share, low, backed, before;
-	struct mm_stats st;
+	uint64_t total = total_ranges(vm);
+	uint32_t now = now_ms(vm);
 
-	if (!swap_enabled(vm) || !pool_overcommitted(vm->pool) ||
-	    now - vm->swap.balance_ns < SWAP_BALANCE_NS)
+	if (!swap_enabled(vm) || !total || now - vm->swap.aged_ms < SWAP_AGE_MS ||
+	    vm_populated_pages(vm) <= swap_fair_share(vm))
 		return;
-	vm->swap.balance_ns = now;
-	if (pool_stats(vm->pool, &st))
-		return;
-	low = st.pageblocks / 16 > 2 ? st.pageblocks / 16 : 2;
-	share = (vm->cfg.ram_bytes >> MM_PAGE_SHIFT) * 100 / vm->pool->host.overcommit_pct;
-	for (int i = 0; i < SWAP_BALANCE_RANGES && st.free_pageblocks < low; i++) {
-		bool block;
+	vm->swap.aged_ms = now;
+	for (int i = 0; i < SWAP_AGE_RANGES; i++) {
+		uint64_t range;
+		struct vm_region *r = range_at(vm, vm->swap.hand++ % total, &range);
 
-		before = vm_populated_pages(vm);
-		if (before <= share)
-			break;
-		pthread_mutex_lock(&vm->mem_lock);
-		block = !__swap_reclaim(vm, NULL, 0, true);
-		if (!block && __swap_reclaim(vm, NULL, 0, false)) {
-			pthread_mutex_unlock(&vm->mem_lock);
-			break;
-		}
-		pthread_mutex_unlock(&vm->mem_lock);
-		count(&vm->swap.background, 1);
-		backed = vm_populated_pages(vm);
-		st.free_pageblocks += block && backed < before;
+		if (r->populated[range] && (r->referenced[range] & RANGE_SEEN))
+			__arm_range(vm, r, range);
 	}
 }
 
@@ -513,7 +636,10 @@ static int alloc_maps(struct vm *vm)
 		r->swapped = calloc(pages / 64 + 1, sizeof(*r->swapped));
 		r->swapped_n = calloc(ranges, sizeof(*r->swapped_n));
 		r->swap_out_s = calloc(ranges, sizeof(*r->swap_out_s));
-		if (!r->swapped || !r->swapped_n || !r->swap_out_s)
+		r->armed_at = calloc(ranges, sizeof(*r->armed_at));
+		r->touched_at = calloc(ranges, sizeof(*r->touched_at));
+		if (!r->swapped || !r->swapped_n || !r->swap_out_s || !r->armed_at ||
+		    !r->touched_at)
 			return -ENOMEM;
 	}
 	return 0;
@@ -585,6 +711,7 @@ void swap_destroy(struct vm *vm)
 		struct vm_region *r = &vm->regions[i];
 
 		gmem_free_maps((void **[]){ (void **)&r->swapped, (void **)&r->swapped_n,
-					    (void **)&r->swap_out_s, (void **)&r->referenced }, 4);
+					    (void **)&r->swap_out_s, (void **)&r->referenced,
+					    (void **)&r->armed_at, (void **)&r->touched_at }, 6);
 	}
 }

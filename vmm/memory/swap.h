@@ -64,8 +64,24 @@ void __swap_range_back(struct vm *vm, struct vm_region *r, uint64_t range);
 __must_check int __swap_reclaim(struct vm *vm, const struct vm_region *keep_r,
 				uint64_t keep_range, bool block);
 
-/* Background reclaim while the pool is short (the assembler's thread calls it). */
-void swap_balance(struct vm *vm);
+/*
+ * mem_lock held: arm a few ranges for the clock ahead of need, once the
+ * VM holds more than its share (after a fault, on the pressure tick).
+ */
+void __swap_age(struct vm *vm);
+
+/* Pages a VM may hold before the others' shortage is its business: RAM over the ratio. */
+static inline uint64_t swap_fair_share(const struct vm *vm)
+{
+	return (vm->cfg.ram_bytes >> MM_PAGE_SHIFT) * 100 / vm->pool->host.overcommit_pct;
+}
+
+/*
+ * The fault thread: a write-protect fault at @addr of @r outside any
+ * window; true when it was the reclaim clock's sampling (handled, the
+ * writer woken).
+ */
+bool swap_wp_fault(struct vm *vm, struct vm_region *r, uint64_t addr);
 
 /* The fault thread polls this descriptor: faults the swap thread passed on. */
 static inline int swap_forward_fd(const struct vm *vm)
