@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * hotcold: a guest with a hot and a cold set, for the reclaim clock.
- * vCPU 0 writes the last three quarters of [2 MiB, ram_size) once (the
+ * vCPU 0 writes all but the first eighth of [2 MiB, ram_size) once (the
  * cold set; one page in eight only read, so it stays zeros), then writes
- * and checks the first quarter (the hot set, whole 2 MiB ranges) pass
+ * and checks that first eighth (the hot set, whole 2 MiB ranges) pass
  * after pass, forever. At hot pass
  * GPMM_HOTCOLD_CHECK_PASS it stops at a checkpoint (abi.h), then checks the
  * whole cold set once: a page the swap file gave back wrong ends the guest
@@ -37,12 +37,7 @@ static __attribute__((noreturn)) void lost(uint64_t page, uint64_t want, uint64_
 {
 	serial_puts("hotcold: lost write at ");
 	serial_put_hex(word_gpa(page));
-	serial_puts(": expected ");
-	serial_put_hex(want);
-	serial_puts(", found ");
-	serial_put_hex(found);
-	serial_putc('\n');
-	gpmm_exit(GPMM_EXIT_FAIL);
+	fail_expected(want, found);
 }
 
 static void check_cold(uint64_t hot, uint64_t pages)
@@ -60,7 +55,7 @@ int payload_main(uint64_t ram_size, uint64_t cpu, uint64_t ncpus)
 {
 	uint64_t pages = ram_size > HOTCOLD_BASE ? (ram_size - HOTCOLD_BASE) / PAGE_SIZE : 0;
 	/* whole 2 MiB ranges: a range half hot, half cold is neither to a clock over ranges */
-	uint64_t hot = pages / 4 / 512 * 512, sum = 0;
+	uint64_t hot = pages / 8 / 512 * 512, sum = 0;
 
 	(void)ncpus;
 	if (cpu)

@@ -132,3 +132,13 @@ int memcmp(const void *a, const void *b, size_t n)
 			return x[i] - y[i];
 	return 0;
 }
+
+void fail_expected(uint64_t want, uint64_t found)
+{
+	serial_puts(": expected ");
+	serial_put_hex(want);
+	serial_puts(", found ");
+	serial_put_hex(found);
+	serial_putc('\n');
+	gpmm_exit(GPMM_EXIT_FAIL);
+}

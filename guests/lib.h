@@ -110,6 +110,8 @@ __attribute__((noreturn)) void gpmm_exit(uint32_t code);
 void gpmm_checkpoint(uint32_t n);
 /* Stops this vCPU for good: IF = 0, so only an NMI ends a hlt, and it loops. */
 __attribute__((noreturn)) void park(void);
+/* The end of a failed check's line, ": expected W, found F", then the VM stops as failed. */
+__attribute__((noreturn)) void fail_expected(uint64_t want, uint64_t found);
 
 /*
  * The ports whose writes are a guest's own ways to end, reset or report

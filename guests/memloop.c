@@ -37,12 +37,7 @@ static __attribute__((noreturn)) void lost(uint64_t cpu, uint64_t gpa,
 	serial_put_hex(gpa);
 	serial_puts(" in pass ");
 	serial_put_dec(pass);
-	serial_puts(": expected ");
-	serial_put_hex(value(gpa, pass - 1));
-	serial_puts(", found ");
-	serial_put_hex(found);
-	serial_putc('\n');
-	gpmm_exit(GPMM_EXIT_FAIL);
+	fail_expected(value(gpa, pass - 1), found);
 }
 
 int payload_main(uint64_t ram_size, uint64_t cpu, uint64_t ncpus)

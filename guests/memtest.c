@@ -54,12 +54,7 @@ static __attribute__((noreturn)) void mismatch(uint64_t cpu, uint64_t gpa,
 	serial_put_dec(cpu);
 	serial_puts(": mismatch at ");
 	serial_put_hex(gpa);
-	serial_puts(": expected ");
-	serial_put_hex(want);
-	serial_puts(", found ");
-	serial_put_hex(found);
-	serial_putc('\n');
-	gpmm_exit(GPMM_EXIT_FAIL);
+	fail_expected(want, found);
 }
 
 static void verify_pass(uint64_t cpu, uint64_t first, uint64_t end,

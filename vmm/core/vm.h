@@ -180,6 +180,7 @@ struct vm_region {
 	uint8_t *referenced;	/* per 2 MiB range: RANGE_SEEN, RANGE_ARMED (swap.c's clock) */
 	uint32_t *armed_at;	/* per 2 MiB range: when the clock armed it, ms since create */
 	uint32_t *touched_at;	/* per 2 MiB range: vm_swap.touches at its last touch */
+	uint8_t *active;	/* per 2 MiB range: turns of the hand it is passed by (refaulted) */
 };
 
 #define RANGE_SEEN	1	/* faulted in or written since the clock's hand passed */

@@ -184,14 +184,25 @@ static int punch(struct vm *vm, const struct vm_region *r, uint64_t idx, uint64_
 	return 0;
 }
 
+/*
+ * A range back soon after it went out was wrongly taken: likely one the
+ * guest reads without writing, which write-protect sampling cannot see
+ * (a kernel's text). The hand passes it by this many times before it
+ * looks at it again, as Linux's workingset refault detection activates a
+ * page: reclaim of it is rarer, never ruled out.
+ */
+#define SWAP_ACTIVE_TURNS	4
+
 /* mem_lock held: @n pages of @range came back; a quick return says it was wrong. */
 static void came_back(struct vm *vm, struct vm_region *r, uint64_t range, uint64_t n)
 {
 	r->swapped_n[range] -= (uint16_t)n;
 	count(&vm->swap.in_pages, n);
 	__atomic_sub_fetch(&vm->swap.pages_now, n, __ATOMIC_RELAXED);
-	if (now_s(vm) - r->swap_out_s[range] < SWAP_REFAULT_S)
+	if (now_s(vm) - r->swap_out_s[range] < SWAP_REFAULT_S) {
 		count(&vm->swap.refaults, n);
+		r->active[range] = SWAP_ACTIVE_TURNS;
+	}
 }
 
 int __swap_read_page(struct vm *vm, const struct vm_region *r, uint64_t idx, void *dst)
@@ -529,6 +540,10 @@ int __swap_reclaim(struct vm *vm, const struct vm_region *keep_r, uint64_t keep_
 		if (!r->populated[range] || (r == keep_r && range == keep_range) ||
 		    (block && r->huge[range] == RANGE_4K))
 			continue;
+		if (r->active[range]) {
+			r->active[range]--;
+			continue;
+		}
 		if (r->referenced[range] & RANGE_SEEN) {
 			__arm_range(vm, r, range);
 			continue;
@@ -638,8 +653,9 @@ static int alloc_maps(struct vm *vm)
 		r->swap_out_s = calloc(ranges, sizeof(*r->swap_out_s));
 		r->armed_at = calloc(ranges, sizeof(*r->armed_at));
 		r->touched_at = calloc(ranges, sizeof(*r->touched_at));
+		r->active = calloc(ranges, sizeof(*r->active));
 		if (!r->swapped || !r->swapped_n || !r->swap_out_s || !r->armed_at ||
-		    !r->touched_at)
+		    !r->touched_at || !r->active)
 			return -ENOMEM;
 	}
 	return 0;
@@ -712,6 +728,7 @@ void swap_destroy(struct vm *vm)
 
 		gmem_free_maps((void **[]){ (void **)&r->swapped, (void **)&r->swapped_n,
 					    (void **)&r->swap_out_s, (void **)&r->referenced,
-					    (void **)&r->armed_at, (void **)&r->touched_at }, 6);
+					    (void **)&r->armed_at, (void **)&r->touched_at,
+					    (void **)&r->active }, 7);
 	}
 }
