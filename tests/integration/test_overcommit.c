@@ -35,6 +35,23 @@ static uint64_t load(const uint64_t *c)
 	return __atomic_load_n(c, __ATOMIC_RELAXED);
 }
 
+/*
+ * A guest @name in @ram_mib with @cpus that swaps (its file opened as
+ * `gpmm run` opens it), @fault backing its first touches and swapped ranges.
+ */
+static int swapper_config(struct vm_config *cfg, const char *name, unsigned int ram_mib,
+			  unsigned int cpus, enum vm_fault_policy fault)
+{
+	char err[256];
+
+	test_config(cfg, name, payload(name), ram_mib, cpus);
+	cfg->fault = fault;
+	cfg->huge = fault != VM_FAULT_4K;
+	cfg->huge_target = 100;
+	snprintf(cfg->swap_dir, sizeof(cfg->swap_dir), "auto");
+	return swap_file_open(cfg, err, sizeof(err));
+}
+
 /* Stop a guest that checks its memory: it lost nothing, and the pool gets every frame back. */
 static void stop_and_check(struct vm *vm, struct run_result *res, struct pool *pool)
 {
@@ -67,12 +84,7 @@ static void run_overcommitted(enum vm_fault_policy fault)
 
 	CU_ASSERT_FATAL(pool != NULL);
 	pool->host.overcommit_pct = 200;
-	test_config(&cfg, "swapper", payload("memloop"), RAM_MIB, 2);
-	cfg.fault = fault;
-	cfg.huge = fault != VM_FAULT_4K;
-	cfg.huge_target = 100;
-	snprintf(cfg.swap_dir, sizeof(cfg.swap_dir), "auto");
-	CU_ASSERT_EQUAL_FATAL(swap_file_open(&cfg, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(swapper_config(&cfg, "memloop", RAM_MIB, 2, fault), 0);
 	CU_ASSERT_EQUAL_FATAL(test_vm_create(pool, &cfg, &res, &vm, err, sizeof(err)), 0);
 	CU_ASSERT_FATAL(swap_enabled(vm));
 	/* the file is the process's, unlinked: nobody else can open it by name */
@@ -173,12 +185,7 @@ static void run_hot_cold(enum vm_fault_policy fault)
 
 	CU_ASSERT_FATAL(pool != NULL);
 	pool->host.overcommit_pct = 300;
-	test_config(&cfg, "hotcold", payload("hotcold"), HOTCOLD_RAM_MIB, 1);
-	cfg.fault = fault;
-	cfg.huge = fault != VM_FAULT_4K;
-	cfg.huge_target = 100;
-	snprintf(cfg.swap_dir, sizeof(cfg.swap_dir), "auto");
-	CU_ASSERT_EQUAL_FATAL(swap_file_open(&cfg, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(swapper_config(&cfg, "hotcold", HOTCOLD_RAM_MIB, 1, fault), 0);
 	CU_ASSERT_EQUAL_FATAL(test_vm_create(pool, &cfg, &res, &vm, err, sizeof(err)), 0);
 	vm->checkpoint = hotcold_hook;
 	vm->checkpoint_opaque = &seen;
