@@ -202,7 +202,12 @@ static void run_hot_cold(enum vm_fault_policy fault)
 	/* 46 MiB written or read on a 16 MiB pool: 28 MiB at least is out */
 	CU_ASSERT(seen.now >= 28 << 20 >> 12);
 	CU_ASSERT(seen.zero > 0);
-	CU_ASSERT(seen.armed > 0 && seen.hits > 0);
+	/*
+	 * armed, not necessarily found written: the hot set is armed while
+	 * the cold one streams in, when the guest does not write it (counted,
+	 * printed above); what the arming buys is the rate below
+	 */
+	CU_ASSERT(seen.armed > 0);
 	CU_ASSERT(seen.back * 10 <= seen.out);
 	CU_ASSERT_EQUAL(load(&vm->swap.errors), 0);
 	CU_ASSERT_EQUAL(vm_get_state(vm), VM_RUNNING);
