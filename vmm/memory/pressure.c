@@ -76,8 +76,9 @@ static uint64_t guest_spare(const struct vm *vm, const struct virtio_balloon_inf
  * leaving the guest less than its share (its floor) nor asking more than
  * it says it can spare (guest_spare). The guest knows best what to give
  * (its page cache first), and the balloon offers deflate-on-OOM, so a
- * guest short of memory takes pages back before its own OOM killer runs. True while this step is the one to wait for: the
- * ask was made, or the guest is still inflating towards the last one.
+ * guest short of memory takes pages back before its own OOM killer runs.
+ * True while this step is the one to wait for: the ask was made, or the
+ * guest is still inflating towards the last one.
  * A guest that has not got there in PRESSURE_FOLLOW_NS (a driver that
  * ignores the balloon, a guest that cannot spare more) is passed to swap.
  */
@@ -115,7 +116,9 @@ static bool balloon_press(struct vm *vm, uint64_t held, uint64_t share)
  * Above the high watermark the balloon gets back what pressure took, a
  * step at a time and no more than the free pageblocks over the mark, so
  * the guest's deflate cannot push the pool under the low one at once.
- * An operator's own target (QMP `balloon`) is left as it is.
+ * It moves whatever target is set now by what it took, so an operator's
+ * own target (QMP `balloon`) set meanwhile is raised by that much, not
+ * replaced.
  */
 static void balloon_relax(struct vm *vm, uint64_t free_blocks, uint64_t high)
 {
