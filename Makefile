@@ -328,7 +328,8 @@ test-where:
 # KVM of these machines stops a Linux kernel early (DESIGN.md).
 # Without /dev/kvm the suites run in the test VM in four groups, one VM
 # each: when the VM's own kernel freezes under TCG (tests/vm/run retries
-# that, up to 4 times), only its group runs again.
+# that, up to 4 times), only its group runs again, from the test the
+# freeze cut short (tests/integration/resume.c).
 INTEG_GROUPS  := vm,cli,migrate,overcommit,virtio linux,hostpool libvirt hardening
 ifeq ($(HAVE_KVM),yes)
 INTEG_RUN      = tests/part integration -- env $(INTEG_ENV) $(INTEG) vm cli migrate overcommit virtio hostpool hardening; \

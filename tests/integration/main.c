@@ -4,10 +4,12 @@
  * in the nested-KVM test VM (tests/vm/run); they never skip.
  */
 #include <CUnit/Basic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "vmm/core/kvm.h"
+#include "resume.h"
 
 int register_vm_suite(void);
 int register_cli_suite(void);
@@ -34,40 +36,137 @@ static int (*const suites[])(void) = {
 #define NR_SUITES (sizeof(suites) / sizeof(suites[0]))
 
 /*
- * Each suite runs on its own so that its counts can be printed on one line
- * ("suite-result: NAME run N failed N"): tests/vm/kernels builds its table
- * kernel x suite from those lines.
+ * CUnit's basic interface sets its own message handlers on every run, and
+ * a test's end is what resume.c must hear of: these print what basic's
+ * verbose mode prints (tests/summary and tests/vm/kernels read it) and
+ * record each test's end.
  */
-static void tally(CU_pSuite s, unsigned int *run, unsigned int *failed,
-		  unsigned int *failures)
+static void on_suite_start(const CU_pSuite s)
 {
-	printf("suite-result: %s run %u failed %u\n", s->pName,
-	       CU_get_number_of_tests_run(), CU_get_number_of_tests_failed());
-	if (CU_get_number_of_failures())
-		CU_basic_show_failures(CU_get_failure_list());
-	*run += CU_get_number_of_tests_run();
-	*failed += CU_get_number_of_tests_failed();
-	*failures += CU_get_number_of_failures();
+	printf("\nSuite: %s", s->pName);
 }
 
-static void run_suite(CU_pSuite s, unsigned int *run, unsigned int *failed,
-		      unsigned int *failures)
+static void on_test_start(const CU_pTest t, const CU_pSuite s)
 {
-	CU_basic_run_suite(s);
-	tally(s, run, failed, failures);
+	(void)s;
+	printf("\n  Test: %s ...", t->pName);
+	fflush(stdout);
+}
+
+static void on_test_complete(const CU_pTest t, const CU_pSuite s, const CU_pFailureRecord first)
+{
+	unsigned int i = 0;
+
+	printf(first ? "FAILED" : "passed");
+	for (CU_pFailureRecord f = first; f; f = f->pNext)
+		printf("\n    %u. %s:%u  - %s", ++i, f->strFileName ? f->strFileName : "",
+		       f->uiLineNumber, f->strCondition ? f->strCondition : "");
+	fflush(stdout);
+	resume_record(s->pName, t->pName, first != NULL);
+}
+
+static void on_suite_init_failure(const CU_pSuite s)
+{
+	printf("\nWARNING - Suite initialization failed for '%s'.", s->pName);
+}
+
+static void on_suite_cleanup_failure(const CU_pSuite s)
+{
+	printf("\nWARNING - Suite cleanup failed for '%s'.", s->pName);
+}
+
+static void set_handlers(void)
+{
+	CU_set_suite_start_handler(on_suite_start);
+	CU_set_test_start_handler(on_test_start);
+	CU_set_test_complete_handler(on_test_complete);
+	CU_set_suite_init_failure_handler(on_suite_init_failure);
+	CU_set_suite_cleanup_failure_handler(on_suite_cleanup_failure);
+	/* a test an earlier try finished is made inactive: not a failure */
+	CU_set_fail_on_inactive(CU_FALSE);
+}
+
+struct counts {
+	unsigned int run, failed, failures;
+};
+
+/*
+ * Each suite runs on its own so that its counts can be printed on one line
+ * ("suite-result: NAME run N failed N"): tests/vm/kernels builds its table
+ * kernel x suite from those lines. @carried: the suite's tests an earlier
+ * try finished, counted as they ended; @ran: whether CUnit ran any now
+ * (else its counts are the previous suite's).
+ */
+static void tally(CU_pSuite s, const struct counts *carried, bool ran, struct counts *all)
+{
+	struct counts now = *carried;
+
+	if (ran) {
+		now.run += CU_get_number_of_tests_run();
+		now.failed += CU_get_number_of_tests_failed();
+		now.failures += CU_get_number_of_failures();
+	}
+	printf("\nsuite-result: %s run %u failed %u\n", s->pName, now.run, now.failed);
+	if (ran && CU_get_number_of_failures())
+		CU_basic_show_failures(CU_get_failure_list());
+	all->run += now.run;
+	all->failed += now.failed;
+	all->failures += now.failures;
+}
+
+/* Leave out (inactive) @t if an earlier try finished it, and count it. */
+static bool carry(CU_pSuite s, CU_pTest t, struct counts *carried)
+{
+	bool failed;
+
+	if (!resume_done(s->pName, t->pName, &failed))
+		return false;
+	carried->run++;
+	carried->failed += failed;
+	CU_set_test_active(t, CU_FALSE);
+	return true;
+}
+
+static void say_carried(CU_pSuite s)
+{
+	bool failed;
+
+	for (CU_pTest t = s->pTest; t; t = t->pNext)
+		if (!t->fActive && resume_done(s->pName, t->pName, &failed))
+			printf("\n  Test: %s ...%s in an earlier try of this test VM (its log above)",
+			       t->pName, failed ? "FAILED" : "passed");
+}
+
+static void run_suite(CU_pSuite s, struct counts *all)
+{
+	struct counts carried = { 0 };
+	unsigned int left = 0;
+	bool ran = false;
+
+	for (CU_pTest t = s->pTest; t; t = t->pNext)
+		left += !carry(s, t, &carried);
+	if (left)
+		ran = CU_run_suite(s) == CUE_SUCCESS;
+	else
+		on_suite_start(s);
+	say_carried(s);
+	tally(s, &carried, ran, all);
+	for (CU_pTest t = s->pTest; t; t = t->pNext)
+		CU_set_test_active(t, CU_TRUE);
 }
 
 /*
  * "SUITE" runs a suite, "SUITE:TEST" one test of it (a developer chasing
  * one failure in the slow test VM).
  */
-static int run_arg(const char *arg, unsigned int *run, unsigned int *failed,
-		   unsigned int *failures)
+static int run_arg(const char *arg, struct counts *all)
 {
+	struct counts carried = { 0 };
 	char name[256];
 	const char *colon = strchr(arg, ':');
 	CU_pSuite s;
 	CU_pTest t;
+	bool ran = false;
 
 	snprintf(name, sizeof(name), "%.*s", colon ? (int)(colon - arg) : (int)strlen(arg), arg);
 	s = CU_get_suite(name);
@@ -76,7 +175,7 @@ static int run_arg(const char *arg, unsigned int *run, unsigned int *failed,
 		return -1;
 	}
 	if (!colon) {
-		run_suite(s, run, failed, failures);
+		run_suite(s, all);
 		return 0;
 	}
 	t = CU_get_test(s, colon + 1);
@@ -84,8 +183,13 @@ static int run_arg(const char *arg, unsigned int *run, unsigned int *failed,
 		fprintf(stderr, "integration: no test '%s' in suite '%s'\n", colon + 1, name);
 		return -1;
 	}
-	CU_basic_run_test(s, t);
-	tally(s, run, failed, failures);
+	if (!carry(s, t, &carried))
+		ran = CU_run_test(s, t) == CUE_SUCCESS;
+	else
+		on_suite_start(s);
+	say_carried(s);
+	tally(s, &carried, ran, all);
+	CU_set_test_active(t, CU_TRUE);
 	return 0;
 }
 
@@ -96,7 +200,8 @@ static int run_arg(const char *arg, unsigned int *run, unsigned int *failed,
 int main(int argc, char **argv)
 {
 	const char *why = kvm_unavailable();
-	unsigned int failures = 0, failed = 0, run = 0;
+	struct counts all = { 0 };
+	int resumed;
 
 	if (why) {
 		printf("integration: cannot run: %s\n"
@@ -112,18 +217,28 @@ int main(int argc, char **argv)
 			fprintf(stderr, "integration: %s\n", CU_get_error_msg());
 			return 1;
 		}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
+	set_handlers();
+	resumed = resume_load();
+	if (resumed < 0) {
+		fprintf(stderr, "integration: reading an earlier try's progress: %s\n",
+			strerror(-resumed));
+		return 1;
+	}
+	if (resumed)
+		printf("integration: %d tests ended in an earlier try of this test VM "
+		       "(its kernel froze); not run again\n", resumed);
 	if (argc > 1) {
 		for (int i = 1; i < argc; i++)
-			if (run_arg(argv[i], &run, &failed, &failures))
+			if (run_arg(argv[i], &all))
 				return 1;
 	} else {
 		for (CU_pSuite s = CU_get_registry()->pSuite; s; s = s->pNext)
-			run_suite(s, &run, &failed, &failures);
+			run_suite(s, &all);
 	}
 	printf("\nintegration-tests: %u tests run, %u failed, %u assertion failures\n",
-	       run, failed, failures);
-	printf("%u passed, %u failed\n", run - failed, failed);
+	       all.run, all.failed, all.failures);
+	printf("%u passed, %u failed\n", all.run - all.failed, all.failed);
 	CU_cleanup_registry();
-	return failures || failed ? 1 : 0;
+	resume_free();
+	return all.failures || all.failed ? 1 : 0;
 }
