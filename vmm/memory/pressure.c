@@ -24,11 +24,6 @@
 #define PRESSURE_SLACK_BYTES	(1ULL << MM_PAGEBLOCK_SHIFT)
 #define PRESSURE_SWAP_RANGES	8
 
-static void count(uint64_t *c, uint64_t n)
-{
-	__atomic_add_fetch(c, n, __ATOMIC_RELAXED);
-}
-
 /*
  * The low watermark is 1/16 of the pool's pageblocks, at least 2, so that
  * a VM's fault rarely waits for another's reclaim. They count free
@@ -107,8 +102,8 @@ static bool balloon_press(struct vm *vm, uint64_t held, uint64_t share)
 	if (virtio_balloon_set_target(&vm->mach, bi.target_bytes - step))
 		return false;
 	p->asked_ns = now;
-	count(&p->taken_bytes, step);
-	count(&p->balloon_steps, 1);
+	swap_count(&p->taken_bytes, step);
+	swap_count(&p->balloon_steps, 1);
 	return true;
 }
 
@@ -135,7 +130,7 @@ static void balloon_relax(struct vm *vm, uint64_t free_blocks, uint64_t high)
 	if (!give || virtio_balloon_set_target(&vm->mach, bi.target_bytes + give))
 		return;
 	__atomic_sub_fetch(&p->taken_bytes, give, __ATOMIC_RELAXED);
-	count(&p->balloon_relaxes, 1);
+	swap_count(&p->balloon_relaxes, 1);
 }
 
 /*
@@ -158,7 +153,7 @@ static void swap_press(struct vm *vm, struct mm_stats *st, uint64_t low, uint64_
 			break;
 		}
 		pthread_mutex_unlock(&vm->mem_lock);
-		count(&vm->swap.background, 1);
+		swap_count(&vm->swap.background, 1);
 		st->free_pageblocks += block && vm_populated_pages(vm) < before;
 	}
 }

@@ -109,11 +109,6 @@ static uint32_t now_ms(const struct vm *vm)
 	return (uint32_t)((vm_now_ns() - vm->stats.create_ns) / 1000000ULL);
 }
 
-static void count(uint64_t *c, uint64_t n)
-{
-	__atomic_add_fetch(c, n, __ATOMIC_RELAXED);
-}
-
 bool __swap_any_out(const struct vm_region *r, uint64_t idx, uint64_t n)
 {
 	if (!r->swapped || !r->swapped_n[idx >> MM_PAGEBLOCK_ORDER])
@@ -197,10 +192,10 @@ static int punch(struct vm *vm, const struct vm_region *r, uint64_t idx, uint64_
 static void came_back(struct vm *vm, struct vm_region *r, uint64_t range, uint64_t n)
 {
 	r->swapped_n[range] -= (uint16_t)n;
-	count(&vm->swap.in_pages, n);
+	swap_count(&vm->swap.in_pages, n);
 	__atomic_sub_fetch(&vm->swap.pages_now, n, __ATOMIC_RELAXED);
 	if (now_s(vm) - r->swap_out_s[range] < SWAP_REFAULT_S) {
-		count(&vm->swap.refaults, n);
+		swap_count(&vm->swap.refaults, n);
 		r->active[range] = SWAP_ACTIVE_TURNS;
 	}
 }
@@ -210,7 +205,7 @@ int __swap_read_page(struct vm *vm, const struct vm_region *r, uint64_t idx, voi
 	int ret = read_full(vm->swap.fd, dst, MM_PAGE_SIZE, file_off(vm, r, idx));
 
 	if (ret)
-		count(&vm->swap.errors, 1);
+		swap_count(&vm->swap.errors, 1);
 	return ret;
 }
 
@@ -227,7 +222,7 @@ int __swap_read_range(struct vm *vm, const struct vm_region *r, uint64_t range, 
 	int ret = read_full(vm->swap.fd, dst, MM_PAGEBLOCK_SIZE, file_off(vm, r, idx0));
 
 	if (ret) {
-		count(&vm->swap.errors, 1);
+		swap_count(&vm->swap.errors, 1);
 		return ret;
 	}
 	/* what was not out reads zero, whatever the file still holds there */
@@ -244,7 +239,7 @@ void __swap_range_back(struct vm *vm, struct vm_region *r, uint64_t range)
 	for (uint64_t i = idx0; i < idx0 + MM_PAGEBLOCK_PAGES; i++)
 		mark(r, i, false);
 	(void)punch(vm, r, idx0, MM_PAGEBLOCK_PAGES);
-	count(&vm->swap.in_ranges, 1);
+	swap_count(&vm->swap.in_ranges, 1);
 	came_back(vm, r, range, r->swapped_n[range]);
 }
 
@@ -346,11 +341,11 @@ static void __range_gone(struct vm *vm, struct vm_region *r, uint64_t range, boo
 	r->swapped_n[range] = (uint16_t)n;
 	r->swap_out_s[range] = now_s(vm);
 	__atomic_sub_fetch(&vm->stats.populated_pages, n, __ATOMIC_RELAXED);
-	count(&vm->swap.out_ranges, 1);
-	count(&vm->swap.out_pages, n);
-	count(&vm->swap.pages_now, n);
+	swap_count(&vm->swap.out_ranges, 1);
+	swap_count(&vm->swap.out_pages, n);
+	swap_count(&vm->swap.pages_now, n);
 	if (block)
-		count(&vm->swap.out_blocks, 1);
+		swap_count(&vm->swap.out_blocks, 1);
 }
 
 /* mem_lock held: whether a frame of the range is pinned (a device's ring, DMA). */
@@ -389,7 +384,7 @@ static int __swap_out_range(struct vm *vm, struct vm_region *r, uint64_t range)
 		return ret;
 	ret = write_range(vm, r, idx0, &zero);
 	if (ret)
-		count(&vm->swap.errors, 1);
+		swap_count(&vm->swap.errors, 1);
 	else
 		ret = arm_swapped(vm, hva, MM_PAGEBLOCK_SIZE);
 	if (ret) {
@@ -407,7 +402,7 @@ static int __swap_out_range(struct vm *vm, struct vm_region *r, uint64_t range)
 	migrate_window_close(vm);
 	if (!ret) {
 		__range_gone(vm, r, range, block);
-		count(&vm->swap.zero_pages, zero);
+		swap_count(&vm->swap.zero_pages, zero);
 	}
 	return ret;
 }
@@ -475,7 +470,7 @@ static void __arm_range(struct vm *vm, struct vm_region *r, uint64_t range)
 	if (armed) {
 		r->referenced[range] = RANGE_ARMED;
 		r->armed_at[range] = now_ms(vm);
-		count(&vm->swap.armed, 1);
+		swap_count(&vm->swap.armed, 1);
 	}
 }
 
@@ -502,8 +497,8 @@ bool swap_wp_fault(struct vm *vm, struct vm_region *r, uint64_t addr)
 		if ((r->huge[range] == RANGE_4K ||
 		     gmem_map(vm, hva, r->backing[idx0], MM_PAGEBLOCK_SIZE)) &&
 		    migrate_unprotect(vm, (uintptr_t)hva, MM_PAGEBLOCK_SIZE))
-			count(&vm->swap.errors, 1);
-		count(&vm->swap.sample_hits, 1);
+			swap_count(&vm->swap.errors, 1);
+		swap_count(&vm->swap.sample_hits, 1);
 	}
 	pthread_mutex_unlock(&vm->mem_lock);
 	if (ours)
@@ -561,7 +556,7 @@ int __swap_reclaim(struct vm *vm, const struct vm_region *keep_r, uint64_t keep_
 	}
 	if (lru && !__swap_out_range(vm, lru, lru_range))
 		return 0;
-	count(&vm->swap.reclaim_failed, 1);
+	swap_count(&vm->swap.reclaim_failed, 1);
 	return -ENOENT;
 }
 
@@ -609,7 +604,7 @@ static void pass_on(void *opaque, const struct uffd_msg *msg)
 
 	if (msg->event == UFFD_EVENT_PAGEFAULT &&
 	    write(vm->swap.pipe[1], msg, sizeof(*msg)) != sizeof(*msg))
-		count(&vm->swap.errors, 1);
+		swap_count(&vm->swap.errors, 1);
 }
 
 static void *swap_thread_fn(void *arg)

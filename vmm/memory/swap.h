@@ -70,6 +70,12 @@ __must_check int __swap_reclaim(struct vm *vm, const struct vm_region *keep_r,
  */
 void __swap_age(struct vm *vm);
 
+/* A reclaim counter the report reads while the fault and pressure threads add to it. */
+static inline void swap_count(uint64_t *c, uint64_t n)
+{
+	__atomic_add_fetch(c, n, __ATOMIC_RELAXED);
+}
+
 /* Pages a VM may hold before the others' shortage is its business: RAM over the ratio. */
 static inline uint64_t swap_fair_share(const struct vm *vm)
 {
