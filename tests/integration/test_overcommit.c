@@ -303,38 +303,55 @@ static bool has_unlinked_swap(int pid)
 		  pid) == 0;
 }
 
+/* memloop in VM process @name on the pool service at @pool; @swapdir: its swap file's place. */
+static int spawn_memloop(const char *name, const char *pool, const char *swapdir)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "%s run --host-pool=%s --kernel %s --ram %dM --name %s "
+		 "--cpus 2 --console file:%s/%s.con%s%s", gpmm_bin(), pool, payload("memloop"),
+		 RAM_MIB, name, test_run_dir(), name, swapdir ? " --swap " : "",
+		 swapdir ? swapdir : "");
+	return spawn_bg(name, cmd);
+}
+
+/* Pages ocA and ocB read back from swap so far, by their own reports. */
+static long long back_from_swap(void)
+{
+	return vm_memory("ocA", "swap", "in_pages") + vm_memory("ocB", "swap", "in_pages");
+}
+
 /*
  * Two VM processes of 24 MiB on a 32 MiB pool service lent twice over (a
  * third is refused: 72 MiB would pass the 64 it may lend). Each process
  * has its own unlinked swap file; together they swap, no write is lost,
  * and one killed with SIGKILL takes its swap file's space with it (seen
- * by statvfs on a tmpfs of its own) while the other runs on.
+ * by statvfs on a tmpfs of its own) while the other runs on. The service
+ * itself is killed under them, and started again: the VM processes keep
+ * what they hold and their swap, and go on swapping within it (no write
+ * lost); a new VM process gets its RAM from the new service.
  */
 static void test_service_overcommit(void)
 {
-	char ctl[128], pool[128], cmd[1024];
-	const char *names[] = { "ocA", "ocB", "ocC" };
+	char ctl[128], pool[128], dcmd[512];
+	const char *names[] = { "ocA", "ocB", "ocC", "ocD" };
 	char swapdir[128];
-	int daemon, pid[3];
+	int daemon, pid[4];
 	long long in = 0, used;
 
 	snprintf(ctl, sizeof(ctl), "%s/oc.sock", test_run_dir());
 	snprintf(pool, sizeof(pool), "%s/oc-pool.sock", test_run_dir());
-	snprintf(cmd, sizeof(cmd), "%s daemon --socket %s --pool-socket %s --pool 32M "
+	snprintf(dcmd, sizeof(dcmd), "%s daemon --socket %s --pool-socket %s --pool 32M "
 		 "--overcommit 2", gpmm_bin(), ctl, pool);
 	/* ocA's swap file alone on a small tmpfs, so its blocks can be counted from here */
 	snprintf(swapdir, sizeof(swapdir), "/tmp/gpmm-oc-swapA");
 	CU_ASSERT_FATAL(mkdir(swapdir, 0700) == 0 || errno == EEXIST);
 	CU_ASSERT_EQUAL_FATAL(mount("tmpfs", swapdir, "tmpfs", 0, "size=64m,mode=0700"), 0);
 	CU_ASSERT_EQUAL(fs_used_blocks(swapdir), 0);
-	daemon = spawn_bg("oc-daemon", cmd);
+	daemon = spawn_bg("oc-daemon", dcmd);
 	CU_ASSERT_FATAL(daemon > 0 && log_says("oc-daemon", "lending the pool", 300));
 	for (int i = 0; i < 3; i++) {
-		snprintf(cmd, sizeof(cmd), "%s run --host-pool=%s --kernel %s --ram %dM --name %s "
-			 "--cpus 2 --console file:%s/%s.con%s%s", gpmm_bin(), pool,
-			 payload("memloop"), RAM_MIB, names[i], test_run_dir(), names[i],
-			 i == 0 ? " --swap " : "", i == 0 ? swapdir : "");
-		pid[i] = spawn_bg(names[i], cmd);
+		pid[i] = spawn_memloop(names[i], pool, i == 0 ? swapdir : NULL);
 		CU_ASSERT(pid[i] > 0);
 		if (i < 2)
 			CU_ASSERT(touched(names[i]));
@@ -370,19 +387,41 @@ static void test_service_overcommit(void)
 	fprintf(stderr, "  ocA swapped %lld KiB; its swap tmpfs holds %lld blocks\n",
 		vm_memory("ocA", NULL, "swapped_bytes") >> 10, used);
 	CU_ASSERT(used > 0);
+	/*
+	 * The service dies under the two, both still short of their RAM: each
+	 * swaps on within what it holds (1024 pages back between them, by count)
+	 */
+	kill(daemon, SIGKILL);
+	CU_ASSERT(log_says("ocA", "pool service is gone", 300));
+	CU_ASSERT(log_says("ocB", "pool service is gone", 300));
+	in = back_from_swap();
+	for (int i = 0; i < 1200 && back_from_swap() < in + 1024; i++)
+		usleep(250000);
+	fprintf(stderr, "  the service gone: %lld pages back from swap\n", back_from_swap() - in);
+	CU_ASSERT(back_from_swap() >= in + 1024);
 	kill(pid[0], SIGKILL);
 	/* not this process's child: its files are closed once it is dead, zombie or not */
 	for (int i = 0; i < 300 && fs_used_blocks(swapdir) != 0; i++)
 		usleep(100000);
 	CU_ASSERT_EQUAL(fs_used_blocks(swapdir), 0);
-	in = vm_memory("ocB", "swap", "in_pages");
 	for (int i = 0; i < 40; i++)
 		usleep(250000);
 	CU_ASSERT(vm_memory("ocB", "swap", "errors") == 0);
 	CU_ASSERT(console_clean("ocA"));
 	CU_ASSERT(console_clean("ocB"));
 	CU_ASSERT_EQUAL(kill(pid[1], 0), 0);
+	/* a new service on the same sockets serves a new VM process beside ocB */
+	daemon = spawn_bg("oc-daemon2", dcmd);
+	CU_ASSERT_FATAL(daemon > 0 && log_says("oc-daemon2", "lending the pool", 300));
+	pid[3] = spawn_memloop("ocD", pool, NULL);
+	CU_ASSERT(pid[3] > 0 && touched("ocD"));
+	CU_ASSERT(log_says("ocD", "guest RAM from the host pool service", 50));
+	CU_ASSERT_EQUAL(vm_memory("ocB", "swap", "errors"), 0);
+	CU_ASSERT(console_clean("ocB"));
+	CU_ASSERT(console_clean("ocD"));
+	CU_ASSERT_EQUAL(kill(pid[1], 0), 0);
 	kill(pid[1], SIGTERM);
+	kill(pid[3], SIGTERM);
 	sleep(1);
 	kill(daemon, SIGTERM);
 	umount2(swapdir, MNT_DETACH);

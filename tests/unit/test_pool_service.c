@@ -414,23 +414,38 @@ static void test_service_gone(void)
 	struct pool_client_info info;
 	struct pool_client *c;
 	long frame, again;
+	uint32_t block, got;
 
 	CU_ASSERT_FATAL(fixture_up(&f, 32, 0));
 	c = connect_client(&f, "orphan", 4 << 20, &info);
 	CU_ASSERT_FATAL(c != NULL);
 	frame = pool_client_page(c);
 	CU_ASSERT_FATAL(frame >= 0);
+	CU_ASSERT_EQUAL_FATAL(pool_client_alloc(c, MM_PAGEBLOCK_ORDER, 1, POOL_ALLOC_NOWAIT,
+						&block, NULL), 1);
 	pool_service_stop(f.svc);
 	f.svc = NULL;
-	/* drain what the batch left, then it cannot grow */
+	/* drain what the batch left, then it cannot grow: a full pool's answer */
 	while (pool_client_cached(c))
 		CU_ASSERT(pool_client_page(c) >= 0);
-	CU_ASSERT_EQUAL(pool_client_page(c), -ESHUTDOWN);
+	CU_ASSERT_EQUAL(pool_client_page(c), -ENOMEM);
 	CU_ASSERT(pool_client_gone(c));
 	/* what it frees it keeps, and uses again */
 	CU_ASSERT_EQUAL(pool_client_free(c, (uint64_t)frame, 0), 0);
 	again = pool_client_page(c);
 	CU_ASSERT_EQUAL(again, frame);
+	/* a pageblock freed whole stays whole: a block again (swap's ranges come back whole) */
+	CU_ASSERT_EQUAL(pool_client_free(c, block, MM_PAGEBLOCK_ORDER), 0);
+	CU_ASSERT_EQUAL(pool_client_cached(c), MM_PAGEBLOCK_PAGES);
+	CU_ASSERT_EQUAL(pool_client_alloc(c, MM_PAGEBLOCK_ORDER, 1, POOL_ALLOC_NOWAIT, &got, NULL), 1);
+	CU_ASSERT_EQUAL(got, block);
+	CU_ASSERT_EQUAL(pool_client_alloc(c, MM_PAGEBLOCK_ORDER, 1, POOL_ALLOC_NOWAIT, &got, NULL),
+			-ENOMEM);
+	/* and a page, once no page is cached, is carved out of one, the rest cached */
+	CU_ASSERT_EQUAL(pool_client_free(c, block, MM_PAGEBLOCK_ORDER), 0);
+	again = pool_client_page(c);
+	CU_ASSERT(again >= (long)block && again < (long)(block + MM_PAGEBLOCK_PAGES));
+	CU_ASSERT_EQUAL(pool_client_cached(c), MM_PAGEBLOCK_PAGES - 1);
 	pool_client_close(c);
 	pool_close(f.pool);
 }

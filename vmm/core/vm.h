@@ -276,6 +276,8 @@ struct vm_swap {
 	uint64_t background;	/* ranges sent out by pressure_balance, not by a fault */
 	uint64_t waits;		/* 20 ms waits of a fault for others to give memory back */
 	uint64_t errors;	/* swap file reads or writes that failed */
+	uint64_t out_ns;	/* host time sending ranges out (write-protect to remap) */
+	uint64_t in_ns;		/* host time reading pages and ranges back */
 };
 
 /*

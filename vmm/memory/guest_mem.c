@@ -336,8 +336,8 @@ static int __gmem_populate_huge(struct vm *vm, struct vm_region *r, uint64_t idx
 		vm->stats.huge_first_kernel_zeroed++;
 	} else if (!swapped) {
 		memset(pool_frame_ptr(vm->pool, block), 0, MM_PAGEBLOCK_SIZE);
+		vm->stats.zero_ns += vm_now_ns() - t0;
 	}
-	vm->stats.zero_ns += vm_now_ns() - t0;
 	if (gmem_map(vm, hva, (uint64_t)block, MM_PAGEBLOCK_SIZE)) {
 		gmem_free_frame(vm, NULL, (uint64_t)block, MM_PAGEBLOCK_ORDER);
 		vm->stats.huge_first_fallback++;

@@ -202,8 +202,10 @@ static void came_back(struct vm *vm, struct vm_region *r, uint64_t range, uint64
 
 int __swap_read_page(struct vm *vm, const struct vm_region *r, uint64_t idx, void *dst)
 {
+	uint64_t t0 = vm_now_ns();
 	int ret = read_full(vm->swap.fd, dst, MM_PAGE_SIZE, file_off(vm, r, idx));
 
+	swap_count(&vm->swap.in_ns, vm_now_ns() - t0);
 	if (ret)
 		swap_count(&vm->swap.errors, 1);
 	return ret;
@@ -218,9 +220,10 @@ void __swap_page_back(struct vm *vm, struct vm_region *r, uint64_t idx)
 
 int __swap_read_range(struct vm *vm, const struct vm_region *r, uint64_t range, void *dst)
 {
-	uint64_t idx0 = range << MM_PAGEBLOCK_ORDER;
+	uint64_t idx0 = range << MM_PAGEBLOCK_ORDER, t0 = vm_now_ns();
 	int ret = read_full(vm->swap.fd, dst, MM_PAGEBLOCK_SIZE, file_off(vm, r, idx0));
 
+	swap_count(&vm->swap.in_ns, vm_now_ns() - t0);
 	if (ret) {
 		swap_count(&vm->swap.errors, 1);
 		return ret;
@@ -372,7 +375,7 @@ static int __swap_out_range(struct vm *vm, struct vm_region *r, uint64_t range)
 	uint64_t idx0 = range << MM_PAGEBLOCK_ORDER;
 	uint8_t *hva = r->hva + (idx0 << MM_PAGE_SHIFT);
 	bool block = r->huge[range] != RANGE_4K;
-	uint64_t zero = 0;
+	uint64_t zero = 0, t0 = vm_now_ns();
 	int ret;
 
 	if (!r->populated[range] || r->swapped_n[range])
@@ -400,6 +403,7 @@ static int __swap_out_range(struct vm *vm, struct vm_region *r, uint64_t range)
 						      &r->backing[i], 1, ret);
 	}
 	migrate_window_close(vm);
+	swap_count(&vm->swap.out_ns, vm_now_ns() - t0);
 	if (!ret) {
 		__range_gone(vm, r, range, block);
 		swap_count(&vm->swap.zero_pages, zero);

@@ -31,6 +31,9 @@
 #include "vmm/pool_service/pool_proto.h"
 #include "vmm/sys/host.h"
 
+struct pool_client;
+static int cache_push(struct pool_client *c, uint32_t frame);
+
 struct chan {
 	int fd;
 	pthread_mutex_t lock;	/* one request in flight; q, r and fds */
@@ -53,6 +56,8 @@ struct pool_client {
 	size_t nr, cap;
 	uint32_t runs[POOL_CLIENT_RUNS];	/* first frames of unused runs */
 	unsigned int nr_runs;
+	uint32_t *blocks;		/* whole pageblocks freed with the service gone */
+	size_t nr_blocks, cap_blocks;
 	pthread_rwlock_t ops_lock;
 	const struct mm_owner_ops *ops;
 	void *priv;
@@ -176,6 +181,42 @@ static long take_frames(struct pool_client *c, struct chan *ch, const uint32_t *
 	return ret;
 }
 
+/*
+ * With the service gone the VM lives on what it holds (docs/pool-service.md):
+ * a pageblock it freed whole was kept whole (pool_client_free), so a range
+ * that swap sends out can come back as one block; a page (asked for once
+ * the page cache is empty) is carved out of such a block, the rest of it
+ * going to the page cache. Runs are not: a fault-around falls back to a
+ * page. Nothing kept: -ENOMEM, as from a full pool, which is what sends
+ * the fault path to reclaim its own cold ranges.
+ */
+static long alloc_kept(struct pool_client *c, unsigned int order, unsigned int n,
+		       uint32_t *frames, unsigned int *bits)
+{
+	unsigned int pieces = 1U << (MM_PAGEBLOCK_ORDER - order), got = 0;
+	uint32_t block;
+
+	if (bits)
+		*bits = 0;
+	if ((order && order != MM_PAGEBLOCK_ORDER) || !n)
+		return -ENOMEM;
+	pthread_mutex_lock(&c->cache_lock);
+	if (!c->nr_blocks) {
+		pthread_mutex_unlock(&c->cache_lock);
+		return -ENOMEM;
+	}
+	block = c->blocks[--c->nr_blocks];
+	while (got < n && got < pieces) {
+		frames[got] = block + (got << order);
+		got++;
+	}
+	for (uint32_t f = got << order; f < MM_PAGEBLOCK_PAGES; f++)
+		if (cache_push(c, block + f))
+			break;	/* no room to list them: they stay unused, still ours */
+	pthread_mutex_unlock(&c->cache_lock);
+	return got;
+}
+
 long pool_client_alloc(struct pool_client *c, unsigned int order, unsigned int n,
 		       unsigned int flags, uint32_t *frames, unsigned int *bits)
 {
@@ -215,6 +256,8 @@ long pool_client_alloc_keep(struct pool_client *c, unsigned int order, unsigned 
 			ret = take_frames(c, ch, frames, order);
 	}
 	end(ch);
+	if (ret == -ESHUTDOWN)
+		ret = alloc_kept(c, order, n, frames, bits);
 	return ret;
 }
 
@@ -323,10 +366,26 @@ long pool_client_pages(struct pool_client *c, unsigned int order)
 	return head;
 }
 
+/* cache_lock held: a pageblock freed whole with the service gone stays whole. */
+static int block_keep(struct pool_client *c, uint32_t frame)
+{
+	if (c->nr_blocks == c->cap_blocks) {
+		size_t cap = c->cap_blocks ? c->cap_blocks * 2 : 16;
+		uint32_t *p = realloc(c->blocks, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		c->blocks = p;
+		c->cap_blocks = cap;
+	}
+	c->blocks[c->nr_blocks++] = frame;
+	return 0;
+}
+
 /*
  * The cache keeps order-0 frames for the next faults; past its high mark
  * half goes back in one message. With the service gone everything stays:
- * the VM lives on what it has.
+ * the VM lives on what it has, a whole pageblock kept whole (alloc_kept).
  */
 int pool_client_free(struct pool_client *c, uint64_t frame, unsigned int order)
 {
@@ -345,6 +404,10 @@ int pool_client_free(struct pool_client *c, uint64_t frame, unsigned int order)
 			return refused ? -EINVAL : 0;
 	}
 	pthread_mutex_lock(&c->cache_lock);
+	if (order == MM_PAGEBLOCK_ORDER && !block_keep(c, (uint32_t)frame)) {
+		pthread_mutex_unlock(&c->cache_lock);
+		return 0;
+	}
 	for (uint64_t i = 0; i < 1UL << order && !ret; i++)
 		ret = cache_push(c, (uint32_t)(frame + i));
 	if (c->nr > POOL_CLIENT_HIGH && !pool_client_gone(c)) {
@@ -362,7 +425,8 @@ uint64_t pool_client_cached(struct pool_client *c)
 	uint64_t n;
 
 	pthread_mutex_lock(&c->cache_lock);
-	n = c->nr + ((uint64_t)c->nr_runs << POOL_CLIENT_RUN_ORDER);
+	n = c->nr + ((uint64_t)c->nr_runs << POOL_CLIENT_RUN_ORDER) +
+	    ((uint64_t)c->nr_blocks << MM_PAGEBLOCK_ORDER);
 	pthread_mutex_unlock(&c->cache_lock);
 	return n;
 }
@@ -424,6 +488,7 @@ long pool_client_release(struct pool_client *c)
 	pthread_mutex_lock(&c->cache_lock);
 	c->nr = 0;
 	c->nr_runs = 0;
+	c->nr_blocks = 0;
 	pthread_mutex_unlock(&c->cache_lock);
 	pool_files_drop_all(c->files);
 	return ret;
@@ -842,6 +907,7 @@ void pool_client_close(struct pool_client *c)
 	pthread_mutex_destroy(&c->cache_lock);
 	pthread_rwlock_destroy(&c->ops_lock);
 	free(c->cache);
+	free(c->blocks);
 	free(c);
 }
 
