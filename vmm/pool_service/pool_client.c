@@ -292,19 +292,25 @@ static long give_back(struct pool_client *c, const uint32_t *frames, size_t n,
 	return refused;
 }
 
-static int cache_push(struct pool_client *c, uint32_t frame)
+/* Append @frame to the list *@list of *@nr, growing it (from @first) when full. */
+static int list_push(uint32_t **list, size_t *nr, size_t *cap, size_t first, uint32_t frame)
 {
-	if (c->nr == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : POOL_CLIENT_HIGH * 2;
-		uint32_t *p = realloc(c->cache, cap * sizeof(*p));
+	if (*nr == *cap) {
+		size_t grown = *cap ? *cap * 2 : first;
+		uint32_t *p = realloc(*list, grown * sizeof(*p));
 
 		if (!p)
 			return -ENOMEM;
-		c->cache = p;
-		c->cap = cap;
+		*list = p;
+		*cap = grown;
 	}
-	c->cache[c->nr++] = frame;
+	(*list)[(*nr)++] = frame;
 	return 0;
+}
+
+static int cache_push(struct pool_client *c, uint32_t frame)
+{
+	return list_push(&c->cache, &c->nr, &c->cap, POOL_CLIENT_HIGH * 2, frame);
 }
 
 long pool_client_page(struct pool_client *c)
@@ -369,17 +375,7 @@ long pool_client_pages(struct pool_client *c, unsigned int order)
 /* cache_lock held: a pageblock freed whole with the service gone stays whole. */
 static int block_keep(struct pool_client *c, uint32_t frame)
 {
-	if (c->nr_blocks == c->cap_blocks) {
-		size_t cap = c->cap_blocks ? c->cap_blocks * 2 : 16;
-		uint32_t *p = realloc(c->blocks, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		c->blocks = p;
-		c->cap_blocks = cap;
-	}
-	c->blocks[c->nr_blocks++] = frame;
-	return 0;
+	return list_push(&c->blocks, &c->nr_blocks, &c->cap_blocks, 16, frame);
 }
 
 /*
