@@ -137,16 +137,17 @@ static void say_carried(CU_pSuite s)
 			       t->pName, failed ? "FAILED" : "passed");
 }
 
-static void run_suite(CU_pSuite s, struct counts *all)
+/* The tests of @s (@only: that one alone) an earlier try has not finished. */
+static void run_tests(CU_pSuite s, CU_pTest only, struct counts *all)
 {
 	struct counts carried = { 0 };
 	unsigned int left = 0;
 	bool ran = false;
 
-	for (CU_pTest t = s->pTest; t; t = t->pNext)
+	for (CU_pTest t = only ? only : s->pTest; t; t = only ? NULL : t->pNext)
 		left += !carry(s, t, &carried);
 	if (left)
-		ran = CU_run_suite(s) == CUE_SUCCESS;
+		ran = (only ? CU_run_test(s, only) : CU_run_suite(s)) == CUE_SUCCESS;
 	else
 		on_suite_start(s);
 	say_carried(s);
@@ -161,12 +162,10 @@ static void run_suite(CU_pSuite s, struct counts *all)
  */
 static int run_arg(const char *arg, struct counts *all)
 {
-	struct counts carried = { 0 };
 	char name[256];
 	const char *colon = strchr(arg, ':');
 	CU_pSuite s;
 	CU_pTest t;
-	bool ran = false;
 
 	snprintf(name, sizeof(name), "%.*s", colon ? (int)(colon - arg) : (int)strlen(arg), arg);
 	s = CU_get_suite(name);
@@ -175,7 +174,7 @@ static int run_arg(const char *arg, struct counts *all)
 		return -1;
 	}
 	if (!colon) {
-		run_suite(s, all);
+		run_tests(s, NULL, all);
 		return 0;
 	}
 	t = CU_get_test(s, colon + 1);
@@ -183,13 +182,7 @@ static int run_arg(const char *arg, struct counts *all)
 		fprintf(stderr, "integration: no test '%s' in suite '%s'\n", colon + 1, name);
 		return -1;
 	}
-	if (!carry(s, t, &carried))
-		ran = CU_run_test(s, t) == CUE_SUCCESS;
-	else
-		on_suite_start(s);
-	say_carried(s);
-	tally(s, &carried, ran, all);
-	CU_set_test_active(t, CU_TRUE);
+	run_tests(s, t, all);
 	return 0;
 }
 
@@ -233,7 +226,7 @@ int main(int argc, char **argv)
 				return 1;
 	} else {
 		for (CU_pSuite s = CU_get_registry()->pSuite; s; s = s->pNext)
-			run_suite(s, &all);
+			run_tests(s, NULL, &all);
 	}
 	printf("\nintegration-tests: %u tests run, %u failed, %u assertion failures\n",
 	       all.run, all.failed, all.failures);

@@ -334,7 +334,7 @@ static long long back_from_swap(void)
 static void test_service_overcommit(void)
 {
 	char ctl[128], pool[128], dcmd[512];
-	const char *names[] = { "ocA", "ocB", "ocC", "ocD" };
+	const char *names[] = { "ocA", "ocB", "ocC" };
 	char swapdir[128];
 	int daemon, pid[4];
 	long long in = 0, used;

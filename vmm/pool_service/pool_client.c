@@ -31,9 +31,6 @@
 #include "vmm/pool_service/pool_proto.h"
 #include "vmm/sys/host.h"
 
-struct pool_client;
-static int cache_push(struct pool_client *c, uint32_t frame);
-
 struct chan {
 	int fd;
 	pthread_mutex_t lock;	/* one request in flight; q, r and fds */
@@ -181,6 +178,33 @@ static long take_frames(struct pool_client *c, struct chan *ch, const uint32_t *
 	return ret;
 }
 
+/* Append @frame to the list *@list of *@nr, growing it (from @first) when full. */
+static int list_push(uint32_t **list, size_t *nr, size_t *cap, size_t first, uint32_t frame)
+{
+	if (*nr == *cap) {
+		size_t grown = *cap ? *cap * 2 : first;
+		uint32_t *p = realloc(*list, grown * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		*list = p;
+		*cap = grown;
+	}
+	(*list)[(*nr)++] = frame;
+	return 0;
+}
+
+static int cache_push(struct pool_client *c, uint32_t frame)
+{
+	return list_push(&c->cache, &c->nr, &c->cap, POOL_CLIENT_HIGH * 2, frame);
+}
+
+/* cache_lock held: a pageblock freed whole with the service gone stays whole. */
+static int block_keep(struct pool_client *c, uint32_t frame)
+{
+	return list_push(&c->blocks, &c->nr_blocks, &c->cap_blocks, 16, frame);
+}
+
 /*
  * With the service gone the VM lives on what it holds (docs/pool-service.md):
  * a pageblock it freed whole was kept whole (pool_client_free), so a range
@@ -193,13 +217,14 @@ static long take_frames(struct pool_client *c, struct chan *ch, const uint32_t *
 static long alloc_kept(struct pool_client *c, unsigned int order, unsigned int n,
 		       uint32_t *frames, unsigned int *bits)
 {
-	unsigned int pieces = 1U << (MM_PAGEBLOCK_ORDER - order), got = 0;
+	unsigned int pieces, got = 0;
 	uint32_t block;
 
 	if (bits)
 		*bits = 0;
 	if ((order && order != MM_PAGEBLOCK_ORDER) || !n)
 		return -ENOMEM;
+	pieces = 1U << (MM_PAGEBLOCK_ORDER - order);
 	pthread_mutex_lock(&c->cache_lock);
 	if (!c->nr_blocks) {
 		pthread_mutex_unlock(&c->cache_lock);
@@ -292,27 +317,6 @@ static long give_back(struct pool_client *c, const uint32_t *frames, size_t n,
 	return refused;
 }
 
-/* Append @frame to the list *@list of *@nr, growing it (from @first) when full. */
-static int list_push(uint32_t **list, size_t *nr, size_t *cap, size_t first, uint32_t frame)
-{
-	if (*nr == *cap) {
-		size_t grown = *cap ? *cap * 2 : first;
-		uint32_t *p = realloc(*list, grown * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		*list = p;
-		*cap = grown;
-	}
-	(*list)[(*nr)++] = frame;
-	return 0;
-}
-
-static int cache_push(struct pool_client *c, uint32_t frame)
-{
-	return list_push(&c->cache, &c->nr, &c->cap, POOL_CLIENT_HIGH * 2, frame);
-}
-
 long pool_client_page(struct pool_client *c)
 {
 	uint32_t got[POOL_CLIENT_BATCH];
@@ -370,12 +374,6 @@ long pool_client_pages(struct pool_client *c, unsigned int order)
 			if (pool_client_free(c, got[i] + k, 0))
 				break;
 	return head;
-}
-
-/* cache_lock held: a pageblock freed whole with the service gone stays whole. */
-static int block_keep(struct pool_client *c, uint32_t frame)
-{
-	return list_push(&c->blocks, &c->nr_blocks, &c->cap_blocks, 16, frame);
 }
 
 /*
