@@ -197,7 +197,7 @@ static bool __collect_movable(struct mm_pool *pool, uint64_t pb, uint32_t *heads
 		if (!__block_is_movable(pool, pfn) || f->order >= MM_PAGEBLOCK_ORDER ||
 		    (frame_flags(f) & F_ISOLATED))
 			return false;
-		if (reclaim_only && !owner_has_reclaim(pool, frame_owner(f)))
+		if (reclaim_only && !owner_reclaims_cheaply(pool, frame_owner(f)))
 			return false;
 		heads[(*nr)++] = (uint32_t)pfn;
 	}
@@ -206,8 +206,8 @@ static bool __collect_movable(struct mm_pool *pool, uint64_t pb, uint32_t *heads
 }
 
 /*
- * Move one block out of the way. A block its owner can give back is
- * reclaimed rather than migrated: that costs no copy and no target, and
+ * Move one block out of the way. A block its owner can give back without
+ * a write is reclaimed rather than migrated: that costs no copy and no target, and
  * it is how a pageblock of reclaimable memory (caches, pages the guest
  * reported free) is emptied at all, since no movable target may sit in it.
  */
@@ -217,7 +217,7 @@ static enum pb_result move_one(struct compact_control *cc, uint64_t pfn)
 	long target;
 
 	pthread_mutex_lock(&pool->lock);
-	if (owner_has_reclaim(pool, frame_owner(&pool->frames[pfn]))) {
+	if (owner_reclaims_cheaply(pool, frame_owner(&pool->frames[pfn]))) {
 		pool_unlock(pool);
 		return reclaim_block(pool, pfn) ? PB_FAILED : PB_DONE;
 	}

@@ -384,6 +384,8 @@ struct mm_owner *__owner_of(struct mm_pool *pool, uint32_t id);
 void __lru_add(struct mm_pool *pool, uint64_t pfn);
 void __lru_del(struct mm_pool *pool, uint64_t pfn);
 bool owner_has_reclaim(struct mm_pool *pool, uint32_t id);
+bool owner_reclaims_cheaply(struct mm_pool *pool, uint32_t id);
+bool owner_has_migrate(struct mm_pool *pool, uint32_t id);
 
 /* migration and reclaim of one block (migrate.c) */
 bool __isolate_block(struct mm_pool *pool, uint64_t pfn);

@@ -103,7 +103,12 @@ static long __target_outside(struct mm_pool *pool, struct lump *l,
 	}
 }
 
-/* Free one neighbour: reclaim it if its owner can, else migrate it out. */
+/*
+ * Free one neighbour: reclaim it if its owner can give it up now, else
+ * migrate it out. An owner may decline (a guest page it thinks hot): the
+ * block is then moved like any movable one, and only one that can neither
+ * go nor move spoils the lump.
+ */
 static bool clear_neighbour(struct mm_pool *pool, struct lump *l, uint64_t pfn)
 {
 	unsigned int order;
@@ -117,12 +122,21 @@ static bool clear_neighbour(struct mm_pool *pool, struct lump *l, uint64_t pfn)
 	}
 	if (owner_has_reclaim(pool, frame_owner(&pool->frames[pfn]))) {
 		pool_unlock(pool);
-		if (reclaim_block(pool, pfn))
-			return false;
+		if (!reclaim_block(pool, pfn)) {
+			pthread_mutex_lock(&pool->lock);
+			pool->counters.lumpy_reclaimed += 1UL << order;
+			pool_unlock(pool);
+			return true;
+		}
 		pthread_mutex_lock(&pool->lock);
-		pool->counters.lumpy_reclaimed += 1UL << order;
-		pool_unlock(pool);
-		return true;
+		if (frame_state(&pool->frames[pfn]) != MM_FRAME_ALLOC) {
+			pool_unlock(pool);
+			return true;
+		}
+		if (!owner_has_migrate(pool, frame_owner(&pool->frames[pfn]))) {
+			pool_unlock(pool);
+			return false;
+		}
 	}
 	if (!__isolate_block(pool, pfn)) {
 		pool_unlock(pool);

@@ -184,6 +184,12 @@ __must_check int mm_host_collapse(void *addr);
  *          the memory to @new; 0 or -EBUSY (any error).
  * reclaim: give the block up (a page the guest reported free, a cache);
  *          on 0 the allocator frees it and the owner must forget it.
+ *          Any error: not now (a page in use); a block that can also
+ *          migrate is then moved instead.
+ * reclaim_writes: reclaim costs a write (a swap file) and the guest a
+ *          fault to read it back: compaction moves such blocks and leaves
+ *          reclaim to lumpy reclaim and mm_shrink, which exist to free
+ *          memory, as Linux's compaction migrates and never reclaims.
  *
  * UNMOVABLE allocations and pinned ones are never offered to either.
  *
@@ -196,6 +202,7 @@ struct mm_owner_ops {
 	int (*migrate)(void *priv, uint64_t old_frame, uint64_t new_frame,
 		       unsigned int order);
 	int (*reclaim)(void *priv, uint64_t frame, unsigned int order);
+	bool reclaim_writes;
 };
 
 __must_check int mm_owner_register(struct mm_pool *pool,

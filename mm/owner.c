@@ -243,6 +243,22 @@ bool owner_has_reclaim(struct mm_pool *pool, uint32_t id)
 	return o && o->ops->reclaim;
 }
 
+/* Can it move them? Under owners_lock, as above. */
+bool owner_has_migrate(struct mm_pool *pool, uint32_t id)
+{
+	const struct mm_owner *o = __owner_of(pool, id);
+
+	return o && o->ops->migrate;
+}
+
+/* The same for compaction, which asks only owners whose reclaim writes nothing. */
+bool owner_reclaims_cheaply(struct mm_pool *pool, uint32_t id)
+{
+	const struct mm_owner *o = __owner_of(pool, id);
+
+	return o && o->ops->reclaim && !o->ops->reclaim_writes;
+}
+
 static struct frame_list *lru_of(struct mm_pool *pool, const struct mm_frame *f)
 {
 	return &pool->lru[f->mt][frame_flags(f) & F_ACTIVE ? MM_LRU_ACTIVE :

@@ -153,6 +153,59 @@ static void test_lumpy_migrates_neighbours(void)
 }
 
 /*
+ * An owner that reclaims by writing (a VM swapping guest pages) and turns
+ * down every other offer (a page it thinks hot): lumpy reclaim moves the
+ * pages it keeps out of the lump and still frees the block, pages of
+ * both kinds counted apart. Compaction never offers such an owner's pages
+ * for reclaim: it moves them. Every pageblock is half free, one page in
+ * two, so there are targets but no free block.
+ */
+static void test_lumpy_declined_reclaim_migrates(void)
+{
+	struct mm_pool *pool = pool_new(8, true);
+	struct pattern_owner po;
+	struct mm_stats st;
+	uint64_t n;
+	long r;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	CU_ASSERT_EQUAL_FATAL(pattern_owner_init(&po, pool, PO_MIGRATE | PO_RECLAIM, 0), 0);
+	po.ops.reclaim_writes = true;
+	po.reclaim_fail_every = 2;
+	n = pattern_owner_fill(&po, NULL, MIGRATE_MOVABLE);
+	CU_ASSERT_EQUAL(pattern_owner_thin(&po, NULL, n, 2, 0), n / 2);
+
+	/* compaction alone: moves, never reclaims */
+	CU_ASSERT_EQUAL(mm_compact(pool, MM_PAGEBLOCK_ORDER), COMPACT_SUCCESS);
+	CU_ASSERT_EQUAL(po.reclaim_calls, 0);
+	CU_ASSERT(po.migrations > 0);
+	CU_ASSERT_EQUAL(pattern_owner_free_all(&po, NULL, n), 0);
+
+	n = pattern_owner_fill(&po, NULL, MIGRATE_MOVABLE);
+	CU_ASSERT_EQUAL(pattern_owner_thin(&po, NULL, n, 2, 0), n / 2);
+	po.migrations = 0;
+	mm_set_policy(pool, MM_POLICY_LUMPY);
+	r = mm_alloc(pool, NULL, MM_PAGEBLOCK_ORDER, MIGRATE_MOVABLE, MM_NO_OWNER);
+	CU_ASSERT_FATAL(r >= 0);
+	st = snapshot(pool);
+	ASSERT_STATS_CONSISTENT(&st);
+	CU_ASSERT_EQUAL(st.counters.lumpy_success, 1);
+	CU_ASSERT(po.reclaim_injected > 0);
+	CU_ASSERT(po.reclaimed_pages > 0);
+	CU_ASSERT_EQUAL(st.counters.lumpy_reclaimed, po.reclaimed_pages);
+	CU_ASSERT_EQUAL(st.counters.lumpy_migrated, po.migrations);
+	/* every page of the lump either went or moved: half a pageblock's worth */
+	CU_ASSERT_EQUAL(po.reclaimed_pages + po.migrations, PB_PAGES / 2);
+	CU_ASSERT_EQUAL(mm_free(pool, NULL, (uint64_t)r), 0);
+	CU_ASSERT_EQUAL(pattern_owner_verify_all(&po), 0);
+	CU_ASSERT_EQUAL(po.corrupted + po.overlaps + po.unknown, 0);
+	CU_ASSERT_EQUAL(pattern_owner_free_all(&po, NULL, n), 0);
+	ASSERT_POOL_WHOLE(pool);
+	pattern_owner_fini(&po);
+	mm_pool_destroy(pool);
+}
+
+/*
  * One pinned page in each pageblock spoils every order-9 lump: the
  * request fails, and the owner's other pages are left alone rather than
  * reclaimed for nothing.
@@ -212,6 +265,7 @@ int register_lumpy_suite(void)
 		{ "full pool, reclaimable", test_lumpy_reclaimable },
 		{ "migrates neighbours", test_lumpy_migrates_neighbours },
 		{ "spoiled by a pin", test_lumpy_spoiled_by_pin },
+		{ "a declined reclaim migrates", test_lumpy_declined_reclaim_migrates },
 	};
 
 	return SUITE("lumpy", tests);
