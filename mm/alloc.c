@@ -381,12 +381,14 @@ int __mm_split(struct mm_pool *pool, uint64_t frame)
 {
 	struct mm_frame *f = &pool->frames[frame];
 	unsigned int order;
+	bool lru;
 
 	if (frame_state(f) != MM_FRAME_ALLOC)
 		return -EINVAL;
 	if (frame_flags(f) & (F_ISOLATED | F_PINNED))
 		return -EBUSY;
 	order = f->order;
+	lru = frame_flags(f) & F_LRU;
 	__lru_del(pool, frame);
 	for (uint64_t i = 1; i < (1UL << order); i++) {
 		struct mm_frame *t = &pool->frames[frame + i];
@@ -398,6 +400,9 @@ int __mm_split(struct mm_pool *pool, uint64_t frame)
 		t->pins = 0;
 	}
 	f->order = 0;
+	/* each piece is an allocation of its own, reclaimable as the block was */
+	for (uint64_t i = 0; lru && i < (1UL << order); i++)
+		__lru_add(pool, frame + i);
 	return 0;
 }
 

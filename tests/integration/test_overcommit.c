@@ -138,7 +138,7 @@ static bool wait_console(struct vm *vm, struct run_result *res, const char *need
 		if (console_has(res, needle))
 			return true;
 		usleep(100000);
-		CU_ASSERT(vm_populated_pages(vm) <= (uint64_t)POOL_MIB << 20 >> 12);
+		CU_ASSERT(vm_populated_pages(vm) <= vm->pool->size >> MM_PAGE_SHIFT);
 	}
 	return console_has(res, needle);
 }
@@ -222,6 +222,111 @@ static void test_hot_cold_huge(void)
 static void test_hot_cold_4k(void)
 {
 	run_hot_cold(VM_FAULT_4K);
+}
+
+/* What taking every 2 MiB block the pool could make did, in one run. */
+#define LUMPY_TAKE_MAX	40
+
+struct lumpy_take {
+	long blocks[LUMPY_TAKE_MAX];
+	unsigned int nr, nr_alone;	/* taken in all; before lumpy reclaim was allowed */
+	uint64_t free_before;		/* free pageblocks when it began */
+	uint64_t lumpy_blocks, compact_blocks;	/* pool counters: who made blocks */
+	uint64_t pool_reclaimed, pool_migrated;	/* pool counters: pages of the lumps */
+	uint64_t vm_lumpy, vm_declined;		/* the VM's own bookkeeping */
+	bool reached;
+};
+
+static void take_blocks(struct pool *pool, struct lumpy_take *t)
+{
+	while (t->nr < LUMPY_TAKE_MAX) {
+		bool host_huge;
+		long block = pool_alloc_block(pool, MM_NO_OWNER, &host_huge);
+
+		if (block < 0)
+			break;
+		t->blocks[t->nr++] = block;
+	}
+}
+
+/*
+ * At hotcold's checkpoint (the guest waits in it): take 2 MiB blocks until
+ * the pool can make no more, first with compaction alone, then with lumpy
+ * reclaim too; count who made them, give them all back.
+ */
+static int lumpy_hook(struct vm *vm, uint32_t n, void *opaque)
+{
+	struct lumpy_take *t = opaque;
+	struct mm_stats a, b;
+
+	if (n != GPMM_CHECKPOINT_HOTCOLD || pool_stats(vm->pool, &a))
+		return -EINVAL;
+	t->free_before = a.free_pageblocks;
+	mm_set_policy(vm->pool->mm, MM_POLICY_ALL & ~MM_POLICY_LUMPY);
+	take_blocks(vm->pool, t);
+	t->nr_alone = t->nr;
+	mm_set_policy(vm->pool->mm, MM_POLICY_ALL);
+	take_blocks(vm->pool, t);
+	if (pool_stats(vm->pool, &b))
+		return -EINVAL;
+	t->lumpy_blocks = b.counters.lumpy_success - a.counters.lumpy_success;
+	t->compact_blocks = b.counters.compact_success - a.counters.compact_success;
+	t->pool_reclaimed = b.counters.lumpy_reclaimed - a.counters.lumpy_reclaimed;
+	t->pool_migrated = b.counters.lumpy_migrated - a.counters.lumpy_migrated;
+	t->vm_lumpy = load(&vm->swap.lumpy_pages);
+	t->vm_declined = load(&vm->swap.lumpy_declined);
+	for (unsigned int i = 0; i < t->nr; i++)
+		if (pool_free(vm->pool, NULL, (uint64_t)t->blocks[i], MM_PAGEBLOCK_ORDER))
+			return -EIO;
+	t->reached = true;
+	return 0;
+}
+
+/*
+ * Lumpy reclaim on guest pages: hotcold, every range 4 KiB backed, in
+ * 48 MiB on a 64 MiB pool lent three times over: it fits, but holds more
+ * than its share, so its clock ages its ranges. At the checkpoint (the
+ * cold set written long ago, the hot set rewritten pass after pass) the
+ * host takes 2 MiB blocks until the pool can make none, first with
+ * compaction alone (moving pages into free memory), then with lumpy
+ * reclaim, which also sends the cold pages of a pageblock to the VM's
+ * swap file: it makes blocks where compaction has nowhere left to move. The pool's count of pages its lumps reclaimed and the VM's
+ * count of pages it gave them agree; then the guest reads its whole cold
+ * set back and checks it.
+ */
+static void test_lumpy_guest_pages(void)
+{
+	struct pool *pool = test_pool(4 * POOL_MIB);
+	struct lumpy_take take = { 0 };
+	struct run_result res;
+	struct vm_config cfg;
+	struct vm *vm = NULL;
+	char err[256];
+
+	CU_ASSERT_FATAL(pool != NULL);
+	pool->host.overcommit_pct = 300;
+	CU_ASSERT_EQUAL_FATAL(swapper_config(&cfg, "hotcold", HOTCOLD_RAM_MIB, 1, VM_FAULT_4K), 0);
+	CU_ASSERT_EQUAL_FATAL(test_vm_create(pool, &cfg, &res, &vm, err, sizeof(err)), 0);
+	vm->checkpoint = lumpy_hook;
+	vm->checkpoint_opaque = &take;
+	CU_ASSERT_EQUAL_FATAL(vm_start(vm), 0);
+	CU_ASSERT(wait_console(vm, &res, "hotcold: cold set checked"));
+	fprintf(stderr, "\n  lumpy: %llu pageblocks free; compaction alone then took the pool "
+		"to %u blocks (%llu compactions succeeded), lumpy reclaim to %u (%llu lumps: "
+		"%llu guest pages to swap, %llu moved); the VM gave %llu pages, kept %llu "
+		"asked for\n", (unsigned long long)take.free_before, take.nr_alone,
+		(unsigned long long)take.compact_blocks, take.nr,
+		(unsigned long long)take.lumpy_blocks, (unsigned long long)take.pool_reclaimed,
+		(unsigned long long)take.pool_migrated, (unsigned long long)take.vm_lumpy,
+		(unsigned long long)take.vm_declined);
+	CU_ASSERT(take.reached);
+	CU_ASSERT(take.lumpy_blocks >= 1);
+	CU_ASSERT(take.nr > take.nr_alone);
+	CU_ASSERT(take.vm_lumpy > 0);
+	CU_ASSERT_EQUAL(take.pool_reclaimed, take.vm_lumpy);
+	CU_ASSERT_EQUAL(load(&vm->swap.errors), 0);
+	CU_ASSERT_EQUAL(vm_get_state(vm), VM_RUNNING);
+	stop_and_check(vm, &res, pool);
 }
 
 /* Without overcommit the same guest does not fit: refused before it runs. */
@@ -513,6 +618,7 @@ int register_overcommit_suite(void)
 		{ "balloon pressure before swap", test_balloon_pressure },
 		{ "a hot and a cold set, 2 MiB: the clock sees writes", test_hot_cold_huge },
 		{ "a hot and a cold set, 4 KiB: the clock sees writes", test_hot_cold_4k },
+		{ "lumpy reclaim frees pageblocks from cold guest pages", test_lumpy_guest_pages },
 	};
 	return SUITE("overcommit", tests);
 }

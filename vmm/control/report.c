@@ -285,7 +285,7 @@ static json_t *memory_json(struct vm *vm)
 	pthread_mutex_unlock(&vm->mem_lock);
 	return json_pack("{s:I, s:I, s:I, s:I, s:b, s:{s:I, s:I, s:I}, "
 			 "s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-			 "s:I, s:I}}",
+			 "s:I, s:I, s:I, s:I}}",
 		"promised_bytes", (json_int_t)vm->admitted,
 		"used_bytes", (json_int_t)(vm_populated_pages(vm) << MM_PAGE_SHIFT),
 		"reclaimable_bytes", (json_int_t)(cold << MM_PAGE_SHIFT),
@@ -300,7 +300,8 @@ static json_t *memory_json(struct vm *vm)
 		"reclaim_failed", LOAD(sw->reclaim_failed), "errors", LOAD(sw->errors),
 		"background_ranges", LOAD(sw->background), "fault_waits", LOAD(sw->waits),
 		"armed_ranges", LOAD(sw->armed), "armed_written", LOAD(sw->sample_hits),
-		"out_us", LOAD(sw->out_ns) / 1000, "in_us", LOAD(sw->in_ns) / 1000);
+		"out_us", LOAD(sw->out_ns) / 1000, "in_us", LOAD(sw->in_ns) / 1000,
+		"lumpy_pages", LOAD(sw->lumpy_pages), "lumpy_declined", LOAD(sw->lumpy_declined));
 }
 
 /* Each virtio device, and how often its driver broke the rules. */
@@ -809,12 +810,14 @@ static void print_memory_text(json_t *v, FILE *f)
 		"rest at a fault; %.1f ms in all), %lld pages out (%lld zero, no write), %lld back "
 		"(%lld ranges whole; %.1f ms reading), %lld back within 10 s, %lld ranges "
 		"write-protected by the clock (%lld found written), %lld reclaims found nothing, "
-		"%lld file errors\n",
+		"%lld file errors; lumpy reclaim took %lld pages one by one to free pageblocks "
+		"(%lld asked for looked in use and were moved instead)\n",
 		num(s, "out_ranges"), num(s, "out_blocks"), num(s, "background_ranges"),
 		num(s, "out_us") / 1000.0, num(s, "out_pages"), num(s, "zero_pages"),
 		num(s, "in_pages"), num(s, "in_ranges"), num(s, "in_us") / 1000.0,
 		num(s, "refaults_10s"), num(s, "armed_ranges"), num(s, "armed_written"),
-		num(s, "reclaim_failed"), num(s, "errors"));
+		num(s, "reclaim_failed"), num(s, "errors"), num(s, "lumpy_pages"),
+		num(s, "lumpy_declined"));
 }
 
 static void print_balloon_text(json_t *v, FILE *f)

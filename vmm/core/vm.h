@@ -268,6 +268,8 @@ struct vm_swap {
 	uint64_t armed;		/* ranges the clock write-protected to see writes */
 	uint64_t sample_hits;	/* of those, written before the hand came back: hot */
 	uint64_t out_blocks;	/* of the ranges, backed by one 2 MiB block: a pageblock freed whole */
+	uint64_t lumpy_pages;	/* pages the pool's lumpy reclaim took, one by one, to free a pageblock */
+	uint64_t lumpy_declined;	/* pages it asked for that looked in use (it moved them instead) */
 	uint64_t in_pages;	/* pages read back */
 	uint64_t in_ranges;	/* ranges read back whole into one 2 MiB block */
 	uint64_t refaults;	/* pages read back within 10 s of going out */

@@ -690,6 +690,22 @@ void gmem_map_back(struct vm *vm, uint8_t *hva, const uint32_t *frames,
  * is a bookkeeping bug of gpmm's, so it is counted where the operator sees
  * it (the report's free_errors), never dropped silently.
  */
+/*
+ * The pool remembers which guest page a frame backs (gpa_of, written with
+ * the backing map under mem_lock); both must agree, or the frame is no
+ * longer this page's (moved or freed since the pool looked).
+ */
+struct vm_region *__gmem_frame_page(struct vm *vm, uint64_t frame, uint64_t *idx)
+{
+	uint64_t gpa1 = vm->pool->gpa_of[frame];
+	struct vm_region *r = gpa1 ? gmem_region(vm, gpa1 - 1, 1) : NULL;
+
+	if (!r)
+		return NULL;
+	*idx = (gpa1 - 1 - r->gpa) >> MM_PAGE_SHIFT;
+	return r->backing[*idx] == frame ? r : NULL;
+}
+
 void gmem_free_frame(struct vm *vm, struct mm_pcp *pcp, uint64_t frame, unsigned int order)
 {
 	if (pool_free(vm->pool, pcp, frame, order))

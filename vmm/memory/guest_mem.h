@@ -92,6 +92,8 @@ void gmem_uffd_stop(struct vm *vm);
 
 /* for page_move.c; mem_lock held where it says __ */
 struct vm_region *gmem_region(struct vm *vm, uint64_t gpa, uint64_t len);
+/* The region and page (*@idx) that @frame backs now; NULL: none of this VM's. */
+struct vm_region *__gmem_frame_page(struct vm *vm, uint64_t frame, uint64_t *idx);
 __must_check int gmem_map(struct vm *vm, uint8_t *hva, uint64_t frame, uint64_t len);
 /* Remap @n old frames after a failed remap with error @why; fails the VM if it can't. */
 void gmem_map_back(struct vm *vm, uint8_t *hva, const uint32_t *frames,

@@ -31,6 +31,7 @@
 
 #include "vmm/memory/guest_mem.h"
 #include "vmm/memory/page_move.h"
+#include "vmm/memory/swap.h"
 #include "vmm/core/samples.h"
 #include "vmm/core/vm.h"
 
@@ -346,16 +347,14 @@ static int ram_migrate(void *priv, uint64_t old, uint64_t new, unsigned int orde
 {
 	struct vm *vm = priv;
 	struct vm_region *r;
-	uint64_t gpa1, idx, from;
+	uint64_t idx, from;
 	int ret;
 
 	if (order)
 		return -EBUSY;
 	pthread_mutex_lock(&vm->mem_lock);
-	gpa1 = vm->pool->gpa_of[old];
-	r = gpa1 ? gmem_region(vm, gpa1 - 1, 1) : NULL;
-	idx = r ? (gpa1 - 1 - r->gpa) >> MM_PAGE_SHIFT : 0;
-	if (!r || r->backing[idx] != old)
+	r = __gmem_frame_page(vm, old, &idx);
+	if (!r)
 		ret = -ENOENT;
 	else
 		ret = __migrate_page(vm, r, idx, new, &from);
@@ -365,7 +364,22 @@ static int ram_migrate(void *priv, uint64_t old, uint64_t new, unsigned int orde
 	return ret;
 }
 
-const struct mm_owner_ops vm_ram_owner_ops = { .migrate = ram_migrate };
+/*
+ * Lumpy reclaim's callback: the page behind @frame goes to the swap file
+ * when the VM may give it (swap.c decides, from its clock); a page it
+ * keeps is moved out of the lump instead. Only 4 KiB frames: a 2 MiB
+ * backing goes whole, by the VM's own clock.
+ */
+static int ram_reclaim(void *priv, uint64_t frame, unsigned int order)
+{
+	return order ? -EBUSY : swap_reclaim_frame(priv, frame);
+}
+
+const struct mm_owner_ops vm_ram_owner_ops = {
+	.migrate = ram_migrate,
+	.reclaim = ram_reclaim,
+	.reclaim_writes = true,
+};
 
 static int pin_op(struct vm *vm, uint64_t gpa, bool pin)
 {

@@ -49,6 +49,8 @@
 
 /* A page read back this soon after it went out was reclaimed wrongly. */
 #define SWAP_REFAULT_S		10
+/* A range the clock armed this recently may not have had a chance to be written. */
+#define SWAP_ARM_MIN_MS		200
 
 int swap_file_open(struct vm_config *cfg, char *err, size_t errlen)
 {
@@ -341,7 +343,7 @@ static void __range_gone(struct vm *vm, struct vm_region *r, uint64_t range, boo
 	r->populated[range] = 0;
 	r->referenced[range] = 0;
 	r->huge[range] = RANGE_4K;
-	r->swapped_n[range] = (uint16_t)n;
+	r->swapped_n[range] += (uint16_t)n;
 	r->swap_out_s[range] = now_s(vm);
 	__atomic_sub_fetch(&vm->stats.populated_pages, n, __ATOMIC_RELAXED);
 	swap_count(&vm->swap.out_ranges, 1);
@@ -378,7 +380,7 @@ static int __swap_out_range(struct vm *vm, struct vm_region *r, uint64_t range)
 	uint64_t zero = 0, t0 = vm_now_ns();
 	int ret;
 
-	if (!r->populated[range] || r->swapped_n[range])
+	if (!r->populated[range])
 		return -ENOENT;
 	if (range_pinned(vm, r, idx0, block))
 		return -EBUSY;
@@ -408,6 +410,82 @@ static int __swap_out_range(struct vm *vm, struct vm_region *r, uint64_t range)
 		__range_gone(vm, r, range, block);
 		swap_count(&vm->swap.zero_pages, zero);
 	}
+	return ret;
+}
+
+/*
+ * mem_lock held: write out the one page @idx of a 4 KiB range and take it
+ * from the guest, as a range goes (the write-protect window, then one
+ * mremap), leaving its frame to the caller: the pool frees it.
+ */
+static int __swap_out_page(struct vm *vm, struct vm_region *r, uint64_t idx)
+{
+	uint64_t range = idx >> MM_PAGEBLOCK_ORDER, zero = 0, t0 = vm_now_ns();
+	uint8_t *hva = r->hva + (idx << MM_PAGE_SHIFT);
+	uint32_t frame = r->backing[idx];
+	struct iovec iov = { pool_frame_ptr(vm->pool, frame), MM_PAGE_SIZE };
+	int ret = migrate_window_open(vm, (uintptr_t)hva, MM_PAGE_SIZE);
+
+	if (ret)
+		return ret;
+	if (page_is_zero(iov.iov_base) && !punch(vm, r, idx, 1))
+		zero = 1;
+	else if ((ret = write_full(vm->swap.fd, &iov, 1, file_off(vm, r, idx))))
+		swap_count(&vm->swap.errors, 1);
+	if (!ret && (ret = arm_swapped(vm, hva, MM_PAGE_SIZE)))
+		gmem_map_back(vm, hva, &r->backing[idx], 1, ret);
+	migrate_window_close(vm);
+	swap_count(&vm->swap.out_ns, vm_now_ns() - t0);
+	if (ret)
+		return ret;
+	vm->pool->gpa_of[frame] = 0;
+	r->backing[idx] = NIL_FRAME;
+	mark(r, idx, true);
+	r->populated[range]--;
+	r->swapped_n[range]++;
+	r->swap_out_s[range] = now_s(vm);
+	__atomic_sub_fetch(&vm->stats.populated_pages, 1, __ATOMIC_RELAXED);
+	swap_count(&vm->swap.out_pages, 1);
+	swap_count(&vm->swap.pages_now, 1);
+	swap_count(&vm->swap.zero_pages, zero);
+	swap_count(&vm->swap.lumpy_pages, 1);
+	return 0;
+}
+
+/*
+ * mem_lock held: may the clock's view let page @idx go now? The VM swaps
+ * and holds more than its share (a VM within it is not the one to pay);
+ * the range is 4 KiB backed (a page of a 2 MiB backing would cost the
+ * whole mapping); and the clock has no sign of use: not written since the
+ * hand armed it long enough ago, not refaulted lately.
+ */
+static bool __page_may_go(struct vm *vm, const struct vm_region *r, uint64_t idx)
+{
+	uint64_t range = idx >> MM_PAGEBLOCK_ORDER;
+
+	if (!swap_enabled(vm) || vm_populated_pages(vm) <= swap_fair_share(vm) ||
+	    r->huge[range] != RANGE_4K || r->active[range] ||
+	    (r->referenced[range] & RANGE_SEEN))
+		return false;
+	return !(r->referenced[range] & RANGE_ARMED) ||
+	       now_ms(vm) - r->armed_at[range] >= SWAP_ARM_MIN_MS;
+}
+
+int swap_reclaim_frame(struct vm *vm, uint64_t frame)
+{
+	struct vm_region *r;
+	uint64_t idx;
+	int ret = -EBUSY;
+
+	pthread_mutex_lock(&vm->mem_lock);
+	r = __gmem_frame_page(vm, frame, &idx);
+	if (r && __page_may_go(vm, r, idx))
+		ret = __swap_out_page(vm, r, idx);
+	else if (!r)
+		ret = -ENOENT;
+	if (ret)
+		swap_count(&vm->swap.lumpy_declined, 1);
+	pthread_mutex_unlock(&vm->mem_lock);
 	return ret;
 }
 
@@ -521,8 +599,6 @@ bool swap_wp_fault(struct vm *vm, struct vm_region *r, uint64_t addr)
  * recently used, by touch order). @block: only a range backed by one
  * 2 MiB block, whose going frees a pageblock whole (lumpy reclaim).
  */
-#define SWAP_ARM_MIN_MS		200
-
 int __swap_reclaim(struct vm *vm, const struct vm_region *keep_r, uint64_t keep_range,
 		   bool block)
 {

@@ -65,6 +65,14 @@ __must_check int __swap_reclaim(struct vm *vm, const struct vm_region *keep_r,
 				uint64_t keep_range, bool block);
 
 /*
+ * The pool's lumpy reclaim asks for the 4 KiB frame @frame back (the owner
+ * callback, page_move.c): its page goes to the swap file if the clock
+ * thinks it cold and the VM holds more than its share; 0: gone, the pool
+ * frees the frame. -EBUSY: kept (the pool moves it instead). Takes mem_lock.
+ */
+__must_check int swap_reclaim_frame(struct vm *vm, uint64_t frame);
+
+/*
  * mem_lock held: arm a few ranges for the clock ahead of need, once the
  * VM holds more than its share (after a fault, on the pressure tick).
  */
