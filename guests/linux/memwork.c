@@ -7,6 +7,10 @@
  * see whether free page reporting hands back whole 2 MiB blocks.
  *
  *   memwork [--mib N] [--rounds R] [--free half|all|alternate|none] [--hold]
+ *           [--cold C]
+ *
+ * --cold C first writes C MiB more once (a cold set, left alone while the
+ * rounds rewrite the N MiB hot set) and checks it after the last round.
  *
  * Every 4 KiB page holds a tag naming its page index and round, words
  * derived from the tag, and a checksum of all of them in its last word: a
@@ -195,13 +199,15 @@ static int fail(size_t bad)
 }
 
 static const char usage[] =
-	"usage: memwork [--mib N] [--rounds R] [--free half|all|alternate|none] [--hold]\n";
+	"usage: memwork [--mib N] [--rounds R] [--free half|all|alternate|none] [--hold]"
+	" [--cold C]\n";
 
-static int parse(int argc, char **argv, size_t *mib, unsigned int *rounds,
+static int parse(int argc, char **argv, size_t *mib, size_t *cold, unsigned int *rounds,
 		 enum free_mode *mode, bool *do_hold)
 {
 	static const struct option opts[] = {
 		{ "mib", required_argument, NULL, 'm' },
+		{ "cold", required_argument, NULL, 'c' },
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "free", required_argument, NULL, 'f' },
 		{ "hold", no_argument, NULL, 'H' },
@@ -214,12 +220,15 @@ static int parse(int argc, char **argv, size_t *mib, unsigned int *rounds,
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
+		case 'c':
 		case 'r':
 			v = strtol(optarg, NULL, 0);
-			if (v < 1 || v > (c == 'm' ? 1 << 20 : 1 << 30))
+			if (v < 1 || v > (c == 'r' ? 1 << 30 : 1 << 20))
 				return -EINVAL;
 			if (c == 'm')
 				*mib = v;
+			else if (c == 'c')
+				*cold = v;
 			else
 				*rounds = v;
 			break;
@@ -242,19 +251,26 @@ int main(int argc, char **argv)
 	enum free_mode mode = FREE_ALL;
 	unsigned int rounds = 1;
 	bool do_hold = false;
-	struct work wk = { 0 };
-	size_t mib = 16, bad;
+	struct work wk = { 0 }, cw = { 0 };
+	size_t mib = 16, cold = 0, bad;
 	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);	/* a host reads these lines as they come */
-	if (parse(argc, argv, &mib, &rounds, &mode, &do_hold)) {
+	if (parse(argc, argv, &mib, &cold, &rounds, &mode, &do_hold)) {
 		fputs(usage, stderr);
 		return 2;
 	}
-	ret = work_map(&wk, mib);
+	ret = cold ? work_map(&cw, cold) : 0;
+	if (!ret)
+		ret = work_map(&wk, mib);
 	if (ret) {
-		printf("memwork: cannot map %zu MiB: %s\n", mib, strerror(-ret));
+		printf("memwork: cannot map %zu MiB: %s\n", mib + cold, strerror(-ret));
 		return 1;
+	}
+	if (cold) {
+		/* round 0: no hot round writes its tags */
+		fill(&cw, 0);
+		printf("memwork: cold %zu MiB written\n", cold);
 	}
 	for (unsigned int r = 1; r <= rounds; r++) {
 		fill(&wk, r);
@@ -262,6 +278,12 @@ int main(int argc, char **argv)
 		if (bad)
 			return fail(bad);
 		printf("memwork: round %u %zu MiB ok\n", r, mib);
+	}
+	if (cold) {
+		bad = verify(&cw, 0);
+		if (bad)
+			return fail(bad);
+		printf("memwork: cold %zu MiB ok\n", cold);
 	}
 	if (do_hold) {
 		printf("memwork: holding %zu MiB\n", mib);

@@ -182,8 +182,8 @@ static void test_text_golden(void)
 	assert_line(t, "pool work", "pool work since start: direct compaction 66 times "
 		    "for a 2 MiB block (66 made one, 0 did not), background compaction woken 0 "
 		    "times; 14152 pages moved (0 failed); lumpy reclaim freed 0 blocks in 66 tries; "
-		    "0 blocks reclaimed (0 failed); 0 blocks taken for unmovable allocations "
-		    "(0 claims deferred after failures)");
+		    "0 blocks reclaimed (0 kept by their owners or failed); 0 blocks taken for "
+		    "unmovable allocations (0 claims deferred after failures)");
 	/* one line begins "host pool" (tests/libvirt/demo cuts the report there) */
 	CU_ASSERT_EQUAL(count(t, "\nhost pool"), 1);
 	/* nothing unexplained: no Linux sentinel, no stall figures of no stall */

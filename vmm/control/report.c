@@ -971,8 +971,8 @@ static void print_host_work_text(json_t *c, FILE *f)
 	fprintf(f, "pool work since start: direct compaction %lld times for a 2 MiB block "
 		"(%lld made one, %lld did not), background compaction woken %lld times; %lld pages "
 		"moved (%lld failed); lumpy reclaim freed %lld blocks in %lld tries; %lld blocks "
-		"reclaimed (%lld failed); %lld blocks taken for unmovable allocations (%lld claims "
-		"deferred after failures)\n",
+		"reclaimed (%lld kept by their owners or failed); %lld blocks taken for unmovable "
+		"allocations (%lld claims deferred after failures)\n",
 		num(c, "compact_stall"), num(c, "compact_success"), num(c, "compact_fail"),
 		num(c, "kcompactd_wake"), num(c, "pgmigrate_success"), num(c, "pgmigrate_fail"),
 		num(c, "lumpy_success"), num(c, "lumpy_attempt"), num(c, "reclaim_success"),

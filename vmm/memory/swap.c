@@ -40,8 +40,10 @@
 #include <sys/mman.h>
 #include <sys/statfs.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "vmm/core/vcpu.h"
 #include "vmm/memory/guest_mem.h"
 #include "vmm/memory/page_move.h"
 #include "vmm/memory/swap.h"
@@ -105,10 +107,31 @@ static uint32_t now_s(const struct vm *vm)
 	return (uint32_t)((vm_now_ns() - vm->stats.create_ns) / 1000000000ULL) + 1;
 }
 
-/* ms since create: when the clock armed a range (wraps after 49 days: compared by difference) */
-static uint32_t now_ms(const struct vm *vm)
+/*
+ * The clock's time: ms of CPU the guest's vCPU threads have had (guest
+ * mode included), compared by difference (wraps after 49 days of it).
+ * "Armed 200 ms ago and not written" must mean the guest ran for 200 ms
+ * and did not write: a guest waiting for its faults, or descheduled on
+ * a busy host, has had no chance to, however long the wall clock says.
+ * A thread not started or gone adds nothing (its clock cannot be read).
+ */
+static clockid_t thread_cpu_clock(pid_t tid)
 {
-	return (uint32_t)((vm_now_ns() - vm->stats.create_ns) / 1000000ULL);
+	return (clockid_t)((~(unsigned int)tid << 3) | 6);	/* CPUCLOCK_SCHED, per thread */
+}
+
+static uint32_t guest_ms(const struct vm *vm)
+{
+	uint64_t ns = 0;
+
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+		pid_t tid = __atomic_load_n(&vm->vcpus[i].tid, __ATOMIC_RELAXED);
+		struct timespec ts;
+
+		if (tid > 0 && !clock_gettime(thread_cpu_clock(tid), &ts))
+			ns += (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	}
+	return (uint32_t)(ns / 1000000ULL);
 }
 
 bool __swap_any_out(const struct vm_region *r, uint64_t idx, uint64_t n)
@@ -468,7 +491,7 @@ static bool __page_may_go(struct vm *vm, const struct vm_region *r, uint64_t idx
 	    (r->referenced[range] & RANGE_SEEN))
 		return false;
 	return !(r->referenced[range] & RANGE_ARMED) ||
-	       now_ms(vm) - r->armed_at[range] >= SWAP_ARM_MIN_MS;
+	       guest_ms(vm) - r->armed_at[range] >= SWAP_ARM_MIN_MS;
 }
 
 int swap_reclaim_frame(struct vm *vm, uint64_t frame)
@@ -551,7 +574,7 @@ static void __arm_range(struct vm *vm, struct vm_region *r, uint64_t range)
 	}
 	if (armed) {
 		r->referenced[range] = RANGE_ARMED;
-		r->armed_at[range] = now_ms(vm);
+		r->armed_at[range] = guest_ms(vm);
 		swap_count(&vm->swap.armed, 1);
 	}
 }
@@ -603,7 +626,7 @@ int __swap_reclaim(struct vm *vm, const struct vm_region *keep_r, uint64_t keep_
 		   bool block)
 {
 	uint64_t total = total_ranges(vm), lru_range = 0;
-	uint32_t now = now_ms(vm);
+	uint32_t now = guest_ms(vm);
 	struct vm_region *lru = NULL;
 
 	if (!swap_enabled(vm) || !total)
@@ -657,7 +680,7 @@ int __swap_reclaim(struct vm *vm, const struct vm_region *keep_r, uint64_t keep_
 void __swap_age(struct vm *vm)
 {
 	uint64_t total = total_ranges(vm);
-	uint32_t now = now_ms(vm);
+	uint32_t now = guest_ms(vm);
 
 	if (!swap_enabled(vm) || !total || now - vm->swap.aged_ms < SWAP_AGE_MS ||
 	    vm_populated_pages(vm) <= swap_fair_share(vm))
