@@ -165,6 +165,28 @@ static int hotcold_hook(struct vm *vm, uint32_t n, void *opaque)
 }
 
 /*
+ * hotcold (one vCPU) in 48 MiB on @pool lent three times over, with @hook
+ * at its checkpoint, until it has checked its cold set; still running.
+ */
+static struct vm *hotcold_run(struct pool *pool, enum vm_fault_policy fault,
+			      vm_checkpoint_fn hook, void *opaque, struct run_result *res)
+{
+	struct vm_config cfg;
+	struct vm *vm = NULL;
+	char err[256];
+
+	CU_ASSERT_FATAL(pool != NULL);
+	pool->host.overcommit_pct = 300;
+	CU_ASSERT_EQUAL_FATAL(swapper_config(&cfg, "hotcold", HOTCOLD_RAM_MIB, 1, fault), 0);
+	CU_ASSERT_EQUAL_FATAL(test_vm_create(pool, &cfg, res, &vm, err, sizeof(err)), 0);
+	vm->checkpoint = hook;
+	vm->checkpoint_opaque = opaque;
+	CU_ASSERT_EQUAL_FATAL(vm_start(vm), 0);
+	CU_ASSERT(wait_console(vm, res, "hotcold: cold set checked"));
+	return vm;
+}
+
+/*
  * The clock sees writes: hotcold (a hot eighth of RAM rewritten and
  * checked pass after pass after the rest was written once, one page in
  * eight of it only read) in 48 MiB on a 16 MiB pool lent three times over. The
@@ -179,18 +201,8 @@ static void run_hot_cold(enum vm_fault_policy fault)
 	struct pool *pool = test_pool(POOL_MIB);
 	struct hotcold_seen seen = { 0 };
 	struct run_result res;
-	struct vm_config cfg;
-	struct vm *vm = NULL;
-	char err[256];
+	struct vm *vm = hotcold_run(pool, fault, hotcold_hook, &seen, &res);
 
-	CU_ASSERT_FATAL(pool != NULL);
-	pool->host.overcommit_pct = 300;
-	CU_ASSERT_EQUAL_FATAL(swapper_config(&cfg, "hotcold", HOTCOLD_RAM_MIB, 1, fault), 0);
-	CU_ASSERT_EQUAL_FATAL(test_vm_create(pool, &cfg, &res, &vm, err, sizeof(err)), 0);
-	vm->checkpoint = hotcold_hook;
-	vm->checkpoint_opaque = &seen;
-	CU_ASSERT_EQUAL_FATAL(vm_start(vm), 0);
-	CU_ASSERT(wait_console(vm, &res, "hotcold: cold set checked"));
 	fprintf(stderr, "\n  hotcold %s: %llu pages out (%llu zero), %llu out at the checkpoint, "
 		"%llu back within 10 s (%.1f%%); %llu ranges armed, %llu written before the "
 		"hand came back\n", fault == VM_FAULT_4K ? "4k" : "huge",
@@ -299,18 +311,8 @@ static void test_lumpy_guest_pages(void)
 	struct pool *pool = test_pool(4 * POOL_MIB);
 	struct lumpy_take take = { 0 };
 	struct run_result res;
-	struct vm_config cfg;
-	struct vm *vm = NULL;
-	char err[256];
+	struct vm *vm = hotcold_run(pool, VM_FAULT_4K, lumpy_hook, &take, &res);
 
-	CU_ASSERT_FATAL(pool != NULL);
-	pool->host.overcommit_pct = 300;
-	CU_ASSERT_EQUAL_FATAL(swapper_config(&cfg, "hotcold", HOTCOLD_RAM_MIB, 1, VM_FAULT_4K), 0);
-	CU_ASSERT_EQUAL_FATAL(test_vm_create(pool, &cfg, &res, &vm, err, sizeof(err)), 0);
-	vm->checkpoint = lumpy_hook;
-	vm->checkpoint_opaque = &take;
-	CU_ASSERT_EQUAL_FATAL(vm_start(vm), 0);
-	CU_ASSERT(wait_console(vm, &res, "hotcold: cold set checked"));
 	fprintf(stderr, "\n  lumpy: %llu pageblocks free; compaction alone then took the pool "
 		"to %u blocks (%llu compactions succeeded), lumpy reclaim to %u (%llu lumps: "
 		"%llu guest pages to swap, %llu moved); the VM gave %llu pages, kept %llu "
