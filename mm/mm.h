@@ -184,8 +184,9 @@ __must_check int mm_host_collapse(void *addr);
  *          the memory to @new; 0 or -EBUSY (any error).
  * reclaim: give the block up (a page the guest reported free, a cache);
  *          on 0 the allocator frees it and the owner must forget it.
- *          Any error: not now (a page in use); a block that can also
- *          migrate is then moved instead.
+ *          Any error: not now (a page in use); lumpy reclaim then moves
+ *          the block if it can migrate (compaction does not: it asks only
+ *          owners whose reclaim writes nothing, below).
  * reclaim_writes: reclaim costs a write (a swap file) and the guest a
  *          fault to read it back: compaction moves such blocks and leaves
  *          reclaim to lumpy reclaim and mm_shrink, which exist to free

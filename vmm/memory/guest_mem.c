@@ -685,12 +685,6 @@ void gmem_map_back(struct vm *vm, uint8_t *hva, const uint32_t *frames,
 }
 
 /*
- * A frame the VM no longer uses goes back to the pool. mm_free refuses
- * only a frame that is pinned, not allocated, or already free: here that
- * is a bookkeeping bug of gpmm's, so it is counted where the operator sees
- * it (the report's free_errors), never dropped silently.
- */
-/*
  * The pool remembers which guest page a frame backs (gpa_of, written with
  * the backing map under mem_lock); both must agree, or the frame is no
  * longer this page's (moved or freed since the pool looked).
@@ -706,6 +700,12 @@ struct vm_region *__gmem_frame_page(struct vm *vm, uint64_t frame, uint64_t *idx
 	return r->backing[*idx] == frame ? r : NULL;
 }
 
+/*
+ * A frame the VM no longer uses goes back to the pool. mm_free refuses
+ * only a frame that is pinned, not allocated, or already free: here that
+ * is a bookkeeping bug of gpmm's, so it is counted where the operator sees
+ * it (the report's free_errors), never dropped silently.
+ */
 void gmem_free_frame(struct vm *vm, struct mm_pcp *pcp, uint64_t frame, unsigned int order)
 {
 	if (pool_free(vm->pool, pcp, frame, order))

@@ -502,11 +502,11 @@ int swap_reclaim_frame(struct vm *vm, uint64_t frame)
 
 	pthread_mutex_lock(&vm->mem_lock);
 	r = __gmem_frame_page(vm, frame, &idx);
-	if (r && __page_may_go(vm, r, idx))
-		ret = __swap_out_page(vm, r, idx);
-	else if (!r)
+	if (!r)
 		ret = -ENOENT;
-	if (ret)
+	else if (__page_may_go(vm, r, idx))
+		ret = __swap_out_page(vm, r, idx);
+	else
 		swap_count(&vm->swap.lumpy_declined, 1);
 	pthread_mutex_unlock(&vm->mem_lock);
 	return ret;
