@@ -246,6 +246,19 @@ static void test_stalls_and_reasons(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(t, "  assembly since start (off): "));
 	free(t);
 	json_decref(r);
+
+	/* ranges the reclaim clock write-protects: on their block, mapped 4 KiB for now */
+	v = demo_vm();
+	a = json_object_get(v, "assembly");
+	json_object_set_new(a, "ranges_sampled", json_integer(6));
+	r = report_of(v, demo_host(4, -1.0));
+	t = render(report_print_text, r);
+	CU_ASSERT_PTR_NOT_NULL(strstr(t, "; 6 ranges on a 2 MiB block mapped by 4 KiB pages while "
+				      "the reclaim clock write-protects them (their first write "
+				      "maps them huge again)\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(t, ", 6 on a block the clock samples; 128 in all\n"));
+	free(t);
+	json_decref(r);
 }
 
 /* All of the RAM huge: nothing to explain, and said so. */
