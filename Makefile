@@ -348,7 +348,7 @@ TEST_FUZZ_SECONDS ?= 8
 # Each part's output is also kept in TEST_LOGS (tests/part); CI shows only
 # a run's tail, so tests/summary ends it with what failed, and where.
 TEST_LOGS ?= $(BUILD)/test-logs
-test: test-where $(UNIT) $(DEVTEST) $(USAGE) $(INTEG) $(GPMM) $(GPMM_QEMU) guests guest-linux fuzz-build
+test: test-where $(UNIT) $(DEVTEST) $(USAGE) $(INTEG) $(GPMM) $(GPMM_QEMU) guests guest-linux guest-linux-stress fuzz-build
 	@rm -f $(TEST_LOGS)/failed; export TEST_LOGS=$(TEST_LOGS); \
 	tests/part unit -- env $(UNIT_ENV) $(UNIT); \
 	tests/part devices -- env $(UNIT_ENV) $(DEVTEST); \
@@ -365,7 +365,7 @@ test-unit: $(UNIT) $(DEVTEST) $(USAGE) $(GPMM)
 
 # The runner's own check (tests/vm/selftest), then the integration suites
 # once per host kernel, each in the test VM, and a table kernel x suite.
-test-kernels: $(INTEG) $(GPMM) $(GPMM_QEMU) guests guest-linux
+test-kernels: $(INTEG) $(GPMM) $(GPMM_QEMU) guests guest-linux guest-linux-stress
 	@tests/vm/selftest
 	@$(INTEG_ENV) TESTVM_TIMEOUT=$(TESTVM_KERNEL_TIMEOUT) tests/vm/kernels $(TEST_KERNELS) -- $(INTEG)
 

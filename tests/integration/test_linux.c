@@ -75,8 +75,16 @@ static const char *linux_file(const char *name)
 	return guest_file(file);
 }
 
-/* A network namespace the next boot's gpmm runs in (ip netns exec), or NULL. */
-static const char *lx_netns;
+/*
+ * Where and how the next boot's gpmm runs: a network namespace (ip netns
+ * exec) or NULL, its initramfs, its own pool and the pool's overcommit
+ * ratio (NULL: none given). A test that changes them puts lx_default back.
+ */
+struct lx_host {
+	const char *netns, *initrd, *pool, *overcommit;
+};
+static const struct lx_host lx_default = { NULL, "initramfs.cpio.gz", "512M", NULL };
+static struct lx_host lx = lx_default;
 
 /* `gpmm run` of the Linux guest with @ram_mib and @cpus; extra options after. */
 static int spawn_linux(struct child *c, const char *kernel, const char *name,
@@ -87,11 +95,11 @@ static int spawn_linux(struct child *c, const char *kernel, const char *name,
 	char *argv[36];
 	int n = 0;
 
-	if (lx_netns) {
+	if (lx.netns) {
 		argv[n++] = "/sbin/ip";
 		argv[n++] = "netns";
 		argv[n++] = "exec";
-		argv[n++] = (char *)lx_netns;
+		argv[n++] = (char *)lx.netns;
 	}
 
 	snprintf(ram, sizeof(ram), "%uM", ram_mib);
@@ -102,13 +110,17 @@ static int spawn_linux(struct child *c, const char *kernel, const char *name,
 	argv[n++] = "--kernel";
 	argv[n++] = (char *)linux_file(kernel);
 	argv[n++] = "--initrd";
-	argv[n++] = (char *)linux_file("initramfs.cpio.gz");
+	argv[n++] = (char *)linux_file(lx.initrd);
 	argv[n++] = "--ram";
 	argv[n++] = ram;
 	argv[n++] = "--cpus";
 	argv[n++] = ncpu;
 	argv[n++] = "--pool";
-	argv[n++] = "512M";
+	argv[n++] = (char *)lx.pool;
+	if (lx.overcommit) {
+		argv[n++] = "--overcommit";
+		argv[n++] = (char *)lx.overcommit;
+	}
 	argv[n++] = "--name";
 	argv[n++] = (char *)name;
 	argv[n++] = "--qmp";
@@ -547,9 +559,9 @@ static void test_linux_net(void)
 		"offload=off\n' > %s && sha256sum %s/blob",
 		ns, ns, ns, ns, ns, dir, dir, ns, dir, dir, dir, dir, dir, ns, dir, ini, dir), 0);
 	sscanf(out, "%64s", sum);
-	lx_netns = ns;
+	lx.netns = ns;
 	REQUIRE(&c, boot(&c, "lxnet", 256, lx_cpus(), "quiet", ini));
-	lx_netns = NULL;
+	lx = lx_default;
 	/* the first by DHCP (the host's udhcpd leases it 10.99.0.50), the second by hand */
 	REQUIRE(&c, ask(&c, "ok=1; for i in eth0 eth1; do case $(cat /sys/class/net/$i/address) in "
 			"*:10) ip link set $i up && udhcpc -i $i -n -q -t 20 -T 3 >/dev/null || ok=0;; "
@@ -589,10 +601,61 @@ static void test_linux_net(void)
 	REQUIRE(&c, child_send(&c, "poweroff"));
 	CU_ASSERT(child_wait(&c, CMD_TIMEOUT) == 0);
 out:
-	lx_netns = NULL;
+	lx = lx_default;
 	child_end(&c);
 	if (sh(NULL, 0, "ip netns pids %s | xargs -r kill; ip netns del %s", ns, ns))
 		fprintf(stderr, "\n  could not remove network namespace %s\n", ns);
+}
+
+/*
+ * A guest's memory survives swap-out and swap-in: Debian's stress-ng
+ * (make guest-linux-stress) keeps 128 MiB mapped and verifies what it
+ * wrote, in a guest of 256 MiB on a pool of 128 MiB lent twice over, so
+ * the guest's own kernel and stress-ng's pages go out and come back.
+ * Its work is bounded by count (4 bogo operations), not by time. It
+ * passes by stress-ng's verdict; the VM's report says pages went out
+ * and came back, and the pool is whole once the VM has ended.
+ */
+static void test_linux_stress_ng_swap(void)
+{
+	struct child c;
+	json_t *r, *sw;
+	long long out_pages = -1, in_pages = -1;
+	const char *p;
+	int rc;
+
+	lx.initrd = "initramfs-stress.cpio.gz";
+	lx.pool = "128M";
+	lx.overcommit = "2";
+	REQUIRE(&c, boot(&c, "lxsng", 256, 1, "quiet", "--stats"));
+	lx = lx_default;
+	/* the tag is computed, so the console's echo of the command does not match it */
+	REQUIRE(&c, child_send(&c, "stress-ng --vm 1 --vm-bytes 128M --vm-keep --vm-ops 4 --verify "
+			       "--timeout 0 > /tmp/sng.log 2>&1; echo sng$((6*7))=$?."));
+	REQUIRE(&c, child_expect(&c, "sng42=", 900));
+	REQUIRE(&c, (p = child_rest_of_line(&c, 30)) != NULL);
+	rc = atoi(p);
+	CU_ASSERT_EQUAL(rc, 0);
+	if (rc && ask(&c, "tail -n 8 /tmp/sng.log; echo end$((6*7))", "end42"))
+		fprintf(stderr, "\n  stress-ng exited %d:\n%s\n", rc, child_tail(&c, 1500));
+	REQUIRE(&c, ask(&c, "grep -c 'successful run completed' /tmp/sng.log | sed 's/^/ok=/'",
+			"ok=1"));
+	r = frag("lxsng");
+	sw = json_object_get(json_object_get(json_array_get(json_object_get(r, "vms"), 0),
+					     "memory"), "swap");
+	if (sw) {
+		out_pages = json_integer_value(json_object_get(sw, "out_pages"));
+		in_pages = json_integer_value(json_object_get(sw, "in_pages"));
+	}
+	json_decref(r);
+	fprintf(stderr, "\n  stress-ng verified; %lld pages out, %lld back ", out_pages, in_pages);
+	CU_ASSERT(out_pages > 0 && in_pages > 0);
+	REQUIRE(&c, child_send(&c, "poweroff"));
+	CU_ASSERT(child_wait(&c, CMD_TIMEOUT) == 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(c.out, "pool after the VM gave its frames back: 128.0 of 128 MiB free"));
+out:
+	lx = lx_default;
+	child_end(&c);
 }
 
 int register_linux_suite(void)
@@ -606,7 +669,9 @@ int register_linux_suite(void)
 			 test_linux_memwork_huge_and_reporting) ||
 	    !CU_add_test(s, "on the host pool service", test_linux_on_pool_service) ||
 	    !CU_add_test(s, "virtio-net on two taps: ping, a fetched file's checksum",
-			 test_linux_net))
+			 test_linux_net) ||
+	    !CU_add_test(s, "stress-ng --verify on a pool half the guest's RAM",
+			 test_linux_stress_ng_swap))
 		return CU_get_error();
 	return CUE_SUCCESS;
 }
