@@ -301,6 +301,13 @@ TEST_KERNELS  ?= 6.1 6.12
 # kernel in one VM, 15-20 minutes on 6.12 since the libvirt suite boots
 # Linux four times (it overran 720 s on a loaded 2-core host), so a guest
 # that stalls fails its run instead of eating the whole budget.
+# Sanitized binaries run 2-3 times slower, and a budget guards against a
+# hang, it is no verdict on speed: the first group of a sanitized make test
+# beside a CI rehearsal outgrew 1200 s (stop 41) in a test that passes
+# alone in 5 minutes.
+ifneq ($(filter 1,$(SANITIZE) $(TSAN)),)
+TESTVM_TEST_TIMEOUT   ?= 2400
+endif
 TESTVM_TEST_TIMEOUT   ?= 1200
 TESTVM_KERNEL_TIMEOUT ?= 2100
 INTEG_ENV      = GPMM=$(GPMM) GUESTS=$(BUILD)/guests
