@@ -8,8 +8,9 @@
 # it (deps below). PKGS: building gpmm, its payloads and the Linux guest
 # image (make, make install, make guest-linux). PKGS_TEST, besides: the
 # tests, the fuzzers and the demos (the test VM's QEMU, libvirt, CUnit,
-# clang-14's libFuzzer, stress-ng for the Linux guest); an installed gpmm under libvirt needs QEMU and
-# libvirt too, which docs/install.md has the operator install.
+# clang-14's libFuzzer, stress-ng for the Linux guest); an installed gpmm
+# under libvirt needs QEMU and libvirt too, which docs/install.md has the
+# operator install.
 PKGS       := gcc make binutils libjansson-dev libinih-dev libseccomp-dev \
               busybox-static xz-utils
 PKGS_TEST  := procps iproute2 socat libcunit1-dev qemu-system-x86 \
