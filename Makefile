@@ -357,7 +357,7 @@ TEST_FUZZ_SECONDS ?= 8
 # a run's tail, so tests/summary ends it with what failed, and where.
 TEST_LOGS ?= $(BUILD)/test-logs
 test: test-where $(UNIT) $(DEVTEST) $(USAGE) $(INTEG) $(GPMM) $(GPMM_QEMU) guests guest-linux guest-linux-stress fuzz-build
-	@rm -f $(TEST_LOGS)/failed; export TEST_LOGS=$(TEST_LOGS); \
+	@rm -f $(TEST_LOGS)/failed $(TEST_LOGS)/notrun; export TEST_LOGS=$(TEST_LOGS); \
 	tests/part unit -- env $(UNIT_ENV) $(UNIT); \
 	tests/part devices -- env $(UNIT_ENV) $(DEVTEST); \
 	tests/part usage -- env $(UNIT_ENV) GPMM=$(GPMM) $(USAGE); \
@@ -374,7 +374,7 @@ test-unit: $(UNIT) $(DEVTEST) $(USAGE) $(GPMM)
 # The runner's own check (tests/vm/selftest), then the integration suites
 # once per host kernel, each in the test VM, and a table kernel x suite.
 test-kernels: $(INTEG) $(GPMM) $(GPMM_QEMU) guests guest-linux guest-linux-stress
-	@tests/vm/selftest
+	@$(INTEG_ENV) INTEG=$(INTEG) tests/vm/selftest
 	@$(INTEG_ENV) TESTVM_TIMEOUT=$(TESTVM_KERNEL_TIMEOUT) tests/vm/kernels $(TEST_KERNELS) -- $(INTEG)
 
 # The demo: first the allocator alone (bench frag: grouping against the

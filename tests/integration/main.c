@@ -48,9 +48,9 @@ static void on_suite_start(const CU_pSuite s)
 
 static void on_test_start(const CU_pTest t, const CU_pSuite s)
 {
-	(void)s;
 	printf("\n  Test: %s ...", t->pName);
 	fflush(stdout);
+	resume_started(s->pName, t->pName);
 }
 
 static void on_test_complete(const CU_pTest t, const CU_pSuite s, const CU_pFailureRecord first)
@@ -87,12 +87,13 @@ static void set_handlers(void)
 }
 
 struct counts {
-	unsigned int run, failed, failures;
+	unsigned int run, failed, failures, froze;
 };
 
 /*
  * Each suite runs on its own so that its counts can be printed on one line
- * ("suite-result: NAME run N failed N"): tests/vm/kernels builds its table
+ * ("suite-result: NAME run N failed N", then "not-run N" when the test VM
+ * froze during some on every try they had): tests/vm/kernels builds its table
  * kernel x suite from those lines. @carried: the suite's tests an earlier
  * try finished, counted as they ended; @ran: whether CUnit ran any now
  * (else its counts are the previous suite's).
@@ -106,35 +107,58 @@ static void tally(CU_pSuite s, const struct counts *carried, bool ran, struct co
 		now.failed += CU_get_number_of_tests_failed();
 		now.failures += CU_get_number_of_failures();
 	}
-	printf("\nsuite-result: %s run %u failed %u\n", s->pName, now.run, now.failed);
+	printf("\nsuite-result: %s run %u failed %u", s->pName, now.run, now.failed);
+	printf(now.froze ? " not-run %u\n" : "\n", now.froze);
 	if (ran && CU_get_number_of_failures())
 		CU_basic_show_failures(CU_get_failure_list());
 	all->run += now.run;
 	all->failed += now.failed;
 	all->failures += now.failures;
+	all->froze += now.froze;
 }
 
-/* Leave out (inactive) @t if an earlier try finished it, and count it. */
+/*
+ * Leave out (inactive) @t if an earlier try finished it, and count it; or
+ * if the VM froze during it on each of RESUME_FREEZE_TRIES tries.
+ */
 static bool carry(CU_pSuite s, CU_pTest t, struct counts *carried)
 {
-	bool failed;
-
-	if (!resume_done(s->pName, t->pName, &failed))
+	switch (resume_state(s->pName, t->pName)) {
+	case RESUME_NOT_RUN:
 		return false;
-	carried->run++;
-	carried->failed += failed;
+	case RESUME_FROZE:
+		carried->froze++;
+		break;
+	case RESUME_FAILED:
+		carried->failed++;
+		/* fall through */
+	case RESUME_PASSED:
+		carried->run++;
+		break;
+	}
 	CU_set_test_active(t, CU_FALSE);
 	return true;
 }
 
 static void say_carried(CU_pSuite s)
 {
-	bool failed;
-
-	for (CU_pTest t = s->pTest; t; t = t->pNext)
-		if (!t->fActive && resume_done(s->pName, t->pName, &failed))
+	for (CU_pTest t = s->pTest; t; t = t->pNext) {
+		if (t->fActive)
+			continue;
+		switch (resume_state(s->pName, t->pName)) {
+		case RESUME_NOT_RUN:
+			break;
+		case RESUME_FROZE:
+			printf("\n  Test: %s ...NOT RUN: the test VM's kernel froze during it on %d "
+			       "tries (QEMU's TCG, not gpmm: docs/hosts.md)", t->pName,
+			       RESUME_FREEZE_TRIES);
+			break;
+		default:
 			printf("\n  Test: %s ...%s in an earlier try of this test VM (its log above)",
-			       t->pName, failed ? "FAILED" : "passed");
+			       t->pName, resume_state(s->pName, t->pName) == RESUME_FAILED ?
+			       "FAILED" : "passed");
+		}
+	}
 }
 
 /* The tests of @s (@only: that one alone) an earlier try has not finished. */
@@ -231,6 +255,9 @@ int main(int argc, char **argv)
 	printf("\nintegration-tests: %u tests run, %u failed, %u assertion failures\n",
 	       all.run, all.failed, all.failures);
 	printf("%u passed, %u failed\n", all.run - all.failed, all.failed);
+	if (all.froze)
+		printf("integration: NOT RUN: %u tests, the test VM's kernel froze during each on "
+		       "%d tries (listed above as NOT RUN)\n", all.froze, RESUME_FREEZE_TRIES);
 	CU_cleanup_registry();
 	resume_free();
 	return all.failures || all.failed ? 1 : 0;

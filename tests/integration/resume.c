@@ -13,6 +13,14 @@
  * those again, and counts them as they ended (a failure stays one). The
  * test a freeze interrupted has no line and runs again whole. A line cut
  * short by the freeze (no newline) is not read, and cut off.
+ *
+ * A test's start is written down too ("start SUITE TEST"). A test that
+ * started on RESUME_FREEZE_TRIES tries and never ended froze the VM each
+ * time: on CI one test froze it on every try (4 of 4), and the tests
+ * after it never ran. Such a test is not run again: it is reported as not
+ * run, by name and why, and the tries left go to the tests after it. It
+ * is not counted as passed; it is not a gpmm failure either (tests/vm/run:
+ * no user-space program can stop the VM's kernel from scheduling).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +33,8 @@
 
 struct resume_entry {
 	char *suite, *test;
-	bool failed;
+	bool ended, failed;
+	unsigned int starts;
 };
 
 static struct resume_entry *entries;
@@ -43,23 +52,49 @@ static const char *resume_path(void)
 	return path;
 }
 
+static struct resume_entry *resume_find(const char *suite, const char *test)
+{
+	for (size_t i = 0; i < nr_entries; i++)
+		if (!strcmp(entries[i].suite, suite) && !strcmp(entries[i].test, test))
+			return &entries[i];
+	return NULL;
+}
+
+static struct resume_entry *resume_add(const char *suite, const char *test)
+{
+	struct resume_entry *grown, *e;
+
+	grown = realloc(entries, (nr_entries + 1) * sizeof(*entries));
+	if (!grown)
+		return NULL;
+	entries = grown;
+	e = &entries[nr_entries];
+	*e = (struct resume_entry){ .suite = strdup(suite), .test = strdup(test) };
+	if (!e->suite || !e->test) {
+		free(e->suite);
+		free(e->test);
+		return NULL;
+	}
+	nr_entries++;
+	return e;
+}
+
 static int resume_parse(char *line)
 {
 	char *kind = strtok(line, "\t"), *suite = strtok(NULL, "\t"), *test = strtok(NULL, "\n");
-	struct resume_entry *grown;
+	struct resume_entry *e;
 
 	if (!kind || !suite || !test)
 		return 0;
-	grown = realloc(entries, (nr_entries + 1) * sizeof(*entries));
-	if (!grown)
+	e = resume_find(suite, test);
+	if (!e && !(e = resume_add(suite, test)))
 		return -ENOMEM;
-	entries = grown;
-	entries[nr_entries].suite = strdup(suite);
-	entries[nr_entries].test = strdup(test);
-	entries[nr_entries].failed = strcmp(kind, "pass") != 0;
-	if (!entries[nr_entries].suite || !entries[nr_entries].test)
-		return -ENOMEM;
-	nr_entries++;
+	if (!strcmp(kind, "start")) {
+		e->starts++;
+	} else {
+		e->ended = true;
+		e->failed = strcmp(kind, "pass") != 0;
+	}
 	return 0;
 }
 
@@ -85,20 +120,30 @@ int resume_load(void)
 	/* the next record must not run on from a line cut short */
 	if (!err && truncate(p, whole))
 		err = -errno;
-	return err ? err : (int)nr_entries;
+	return err ? err : resume_ended();
 }
 
-bool resume_done(const char *suite, const char *test, bool *failed)
+enum resume_state resume_state(const char *suite, const char *test)
 {
-	for (size_t i = 0; i < nr_entries; i++)
-		if (!strcmp(entries[i].suite, suite) && !strcmp(entries[i].test, test)) {
-			*failed = entries[i].failed;
-			return true;
-		}
-	return false;
+	const struct resume_entry *e = resume_find(suite, test);
+
+	if (!e)
+		return RESUME_NOT_RUN;
+	if (e->ended)
+		return e->failed ? RESUME_FAILED : RESUME_PASSED;
+	return e->starts >= RESUME_FREEZE_TRIES ? RESUME_FROZE : RESUME_NOT_RUN;
 }
 
-void resume_record(const char *suite, const char *test, bool failed)
+int resume_ended(void)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < nr_entries; i++)
+		n += entries[i].ended;
+	return n;
+}
+
+static void resume_append(const char *kind, const char *suite, const char *test)
 {
 	const char *p = resume_path();
 	char line[1024];
@@ -106,7 +151,7 @@ void resume_record(const char *suite, const char *test, bool failed)
 
 	if (!p)
 		return;
-	n = snprintf(line, sizeof(line), "%s\t%s\t%s\n", failed ? "fail" : "pass", suite, test);
+	n = snprintf(line, sizeof(line), "%s\t%s\t%s\n", kind, suite, test);
 	fd = open(p, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0 || n <= 0 || (size_t)n >= sizeof(line) || write(fd, line, n) != n)
 		fprintf(stderr, "integration: cannot record %s:%s for a later try\n", suite, test);
@@ -114,6 +159,16 @@ void resume_record(const char *suite, const char *test, bool failed)
 		fsync(fd);
 		close(fd);
 	}
+}
+
+void resume_started(const char *suite, const char *test)
+{
+	resume_append("start", suite, test);
+}
+
+void resume_record(const char *suite, const char *test, bool failed)
+{
+	resume_append(failed ? "fail" : "pass", suite, test);
 }
 
 void resume_free(void)

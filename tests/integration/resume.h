@@ -8,11 +8,27 @@
 
 #include <stdbool.h>
 
-/* Read what earlier tries recorded: their count, 0 outside the test VM. */
+/*
+ * Tries a test may freeze the VM on (start, and no end) before it is
+ * not run again (resume.c).
+ */
+#define RESUME_FREEZE_TRIES	2
+
+enum resume_state {
+	RESUME_NOT_RUN,		/* not ended in an earlier try: run it */
+	RESUME_PASSED,
+	RESUME_FAILED,
+	RESUME_FROZE,		/* the VM froze during it RESUME_FREEZE_TRIES times */
+};
+
+/* Read what earlier tries recorded: the tests they ended, 0 outside the test VM. */
 int resume_load(void);
-/* Did an earlier try finish @suite:@test? @failed says how it ended. */
-bool resume_done(const char *suite, const char *test, bool *failed);
-/* Record that @suite:@test ended, before the next test starts. */
+/* How an earlier try left @suite:@test. */
+enum resume_state resume_state(const char *suite, const char *test);
+/* The tests earlier tries ended. */
+int resume_ended(void);
+/* Record that @suite:@test starts, then that it ended, each before going on. */
+void resume_started(const char *suite, const char *test);
 void resume_record(const char *suite, const char *test, bool failed);
 void resume_free(void);
 

@@ -280,6 +280,7 @@ static bool console_answers(const char *dom, const char *ready, const char *line
 		if (banner && !booted && (b = strstr(buf + banner, ready))) {
 			banner = (size_t)(b - buf) + strlen(ready);
 			booted = true;
+			fprintf(stderr, "init seen; ");
 		}
 		if (!booted)
 			continue;
@@ -288,6 +289,8 @@ static bool console_answers(const char *dom, const char *ready, const char *line
 			int l = snprintf(cmd, sizeof(cmd), "%s\r", line);
 
 			typed = write(master, cmd, (size_t)l) == l;
+			if (ready)
+				fprintf(stderr, "typed; ");
 		} else if (banner && !typed && tick % 50 == 10 && enters++ < 12) {
 			if (write(master, "\r", 1) != 1)
 				break;
@@ -725,6 +728,8 @@ static void test_virt_install_domain(void)
 		fprintf(stderr, "\nvirsh start: %s\n", out);
 		CU_FAIL_FATAL("virsh start of virt-install's domain");
 	}
+	/* each step on the console: where the test VM froze, when it does */
+	fprintf(stderr, "started; ");
 	CU_ASSERT(domstate_is(VIRT_INSTALL, "running", WAIT_TRIES));
 	/* one session, attached while the guest boots, sees the boot through to the shell */
 	CU_ASSERT(console_answers(VIRT_INSTALL, "GPMM-LINUX-INIT", "echo gpmm-$((6*7))", "gpmm-42", BOOT_TRIES));
