@@ -336,12 +336,14 @@ test-where:
 # KVM of these machines stops a Linux kernel early (DESIGN.md).
 # Without /dev/kvm the suites run in the test VM in four groups, one VM
 # each: when the VM's own kernel freezes under TCG (tests/vm/run retries
-# that, up to 4 times), only its group runs again, from the test the
-# freeze cut short (tests/integration/resume.c).
+# that, up to 4 times, here and in test-kernels), only its group runs
+# again, from the test the freeze cut short, and a test it froze during
+# twice is not run a third time (tests/integration/resume.c): 4 tries let
+# the tests after it run even if the VM freezes once more.
 INTEG_GROUPS  := vm,cli,migrate,overcommit,virtio linux,hostpool libvirt hardening
 ifeq ($(HAVE_KVM),yes)
 INTEG_RUN      = tests/part integration -- env $(INTEG_ENV) $(INTEG) vm cli migrate overcommit virtio hostpool hardening; \
-                 tests/part integration-linux,libvirt -- tests/vm/run --kernel $(TESTVM_KERNEL) \
+                 TESTVM_TRIES=4 tests/part integration-linux,libvirt -- tests/vm/run --kernel $(TESTVM_KERNEL) \
                    --timeout $(TESTVM_TEST_TIMEOUT) -- env $(INTEG_ENV) $(INTEG) linux libvirt
 else
 INTEG_RUN      = for g in $(INTEG_GROUPS); do \
@@ -375,7 +377,7 @@ test-unit: $(UNIT) $(DEVTEST) $(USAGE) $(GPMM)
 # once per host kernel, each in the test VM, and a table kernel x suite.
 test-kernels: $(INTEG) $(GPMM) $(GPMM_QEMU) guests guest-linux guest-linux-stress
 	@$(INTEG_ENV) INTEG=$(INTEG) tests/vm/selftest
-	@$(INTEG_ENV) TESTVM_TIMEOUT=$(TESTVM_KERNEL_TIMEOUT) tests/vm/kernels $(TEST_KERNELS) -- $(INTEG)
+	@$(INTEG_ENV) TESTVM_TRIES=4 TESTVM_TIMEOUT=$(TESTVM_KERNEL_TIMEOUT) tests/vm/kernels $(TEST_KERNELS) -- $(INTEG)
 
 # The demo: first the allocator alone (bench frag: grouping against the
 # plain buddy allocator), then gpmm's job on a fragmented host
