@@ -143,21 +143,16 @@ static bool carry(CU_pSuite s, CU_pTest t, struct counts *carried)
 static void say_carried(CU_pSuite s)
 {
 	for (CU_pTest t = s->pTest; t; t = t->pNext) {
-		if (t->fActive)
-			continue;
-		switch (resume_state(s->pName, t->pName)) {
-		case RESUME_NOT_RUN:
-			break;
-		case RESUME_FROZE:
+		enum resume_state state = t->fActive ? RESUME_NOT_RUN :
+					  resume_state(s->pName, t->pName);
+
+		if (state == RESUME_FROZE)
 			printf("\n  Test: %s ...NOT RUN: the test VM's kernel froze during it on %d "
 			       "tries (QEMU's TCG, not gpmm: docs/hosts.md)", t->pName,
 			       RESUME_FREEZE_TRIES);
-			break;
-		default:
+		else if (state != RESUME_NOT_RUN)
 			printf("\n  Test: %s ...%s in an earlier try of this test VM (its log above)",
-			       t->pName, resume_state(s->pName, t->pName) == RESUME_FAILED ?
-			       "FAILED" : "passed");
-		}
+			       t->pName, state == RESUME_FAILED ? "FAILED" : "passed");
 	}
 }
 

@@ -98,6 +98,16 @@ static int resume_parse(char *line)
 	return 0;
 }
 
+/* The tests earlier tries ended. */
+static int resume_ended(void)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < nr_entries; i++)
+		n += entries[i].ended;
+	return n;
+}
+
 int resume_load(void)
 {
 	const char *p = resume_path();
@@ -132,15 +142,6 @@ enum resume_state resume_state(const char *suite, const char *test)
 	if (e->ended)
 		return e->failed ? RESUME_FAILED : RESUME_PASSED;
 	return e->starts >= RESUME_FREEZE_TRIES ? RESUME_FROZE : RESUME_NOT_RUN;
-}
-
-int resume_ended(void)
-{
-	int n = 0;
-
-	for (size_t i = 0; i < nr_entries; i++)
-		n += entries[i].ended;
-	return n;
 }
 
 static void resume_append(const char *kind, const char *suite, const char *test)

@@ -25,8 +25,6 @@ enum resume_state {
 int resume_load(void);
 /* How an earlier try left @suite:@test. */
 enum resume_state resume_state(const char *suite, const char *test);
-/* The tests earlier tries ended. */
-int resume_ended(void);
 /* Record that @suite:@test starts, then that it ended, each before going on. */
 void resume_started(const char *suite, const char *test);
 void resume_record(const char *suite, const char *test, bool failed);
